@@ -1,0 +1,32 @@
+"""conba: find functionally equivalent code across programming languages.
+
+>>> import conba
+>>> model = conba.load_model()            # the shipped default, offline
+>>> emb = model.encode(["def add(a, b): return a + b"], languages=["python"])
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from conba.model import ConbaModel
+
+__all__ = ["ConbaModel", "load_model", "__version__"]
+
+
+def load_model(name_or_path: str = "default") -> ConbaModel:
+    """Load the shipped ``default`` model, ``zero-shot``, a conba model folder or an HF encoder."""
+    from conba.model import load_model as _load
+
+    return _load(name_or_path)
+
+
+def __getattr__(name: str) -> Any:  # lazy, so `import conba` stays light
+    if name == "ConbaModel":
+        from conba.model import ConbaModel
+
+        return ConbaModel
+    raise AttributeError(name)

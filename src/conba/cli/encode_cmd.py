@@ -1,0 +1,51 @@
+"""``conba encode``: embed snippets and print JSONL vectors."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from conba.cli.common import friendly_errors, load, model_option
+
+
+@click.command("encode")
+@click.argument("source", default="-")
+@model_option
+@click.option("-l", "--language", default=None, help="Language of a plain code file / stdin snippet.")
+@click.option("-b", "--batch-size", default=32, show_default=True)
+@click.option("--plain", is_flag=True, help="Human-readable output (id, language, first dimensions).")
+@friendly_errors
+def encode(source: str, model: str | None, language: str | None, batch_size: int, plain: bool) -> None:
+    """Embed code. SOURCE is a grouped JSONL file (one vector per record), a code file, or '-'
+    for one snippet on stdin. Output: JSONL {"id", "language", "embedding"}.
+
+    \b
+    Examples:
+      conba encode data.jsonl > vectors.jsonl
+      echo 'def add(a, b): return a + b' | conba encode - -l python
+    """
+    from pathlib import Path
+
+    from conba.data import load_records
+
+    if source == "-":
+        items = [("stdin", language or "", sys.stdin.read())]
+    elif source.endswith(".jsonl"):
+        items = [(r.id, r.language, r.code) for r in load_records(source)]
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise click.ClickException(f"{source}: file not found")
+        items = [(str(path), language or "", path.read_text(encoding="utf-8", errors="replace"))]
+    if not any(code.strip() for _, _, code in items):
+        raise click.ClickException(f"{source}: no code to encode")
+    m = load(model)
+    emb = m.encode([c for _, _, c in items], languages=[lang for _, lang, _ in items], batch_size=batch_size)
+    for (rid, lang, _), vec in zip(items, emb):
+        if plain:
+            click.echo(f"{rid}\t{lang or '?'}\t" + " ".join(f"{v:+.3f}" for v in vec[:6]) + " ...")
+        else:
+            click.echo(json.dumps({"id": rid, "language": lang or None,
+                                   "embedding": [round(float(v), 6) for v in vec]}))

@@ -1,0 +1,59 @@
+"""``conba eval``: cross-language retrieval and clone classification on a dataset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from conba.cli.common import friendly_errors, load, model_option, resolve_model_name
+
+
+@click.command("eval")
+@click.argument("data", type=click.Path(dir_okay=False, path_type=Path))
+@model_option
+@click.option("-j", "--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write every number to this JSON file.")
+@click.option("-c", "--calibrate", type=click.Path(dir_okay=False, path_type=Path),
+              help="Dev file whose balanced pairs set the clone threshold (default: the model's own).")
+@click.option("--no-tfidf", is_flag=True, help="Skip the TF-IDF baseline.")
+@click.option("-b", "--batch-size", default=32, show_default=True, help="Encoding batch size.")
+@click.option("--limit", default=0, help="Evaluate on about N records (whole groups, seeded).")
+@click.option("--seed", default=0, show_default=True, help="Seed for pair sampling and --limit.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: when a terminal).")
+@friendly_errors
+def eval_cmd(data: Path, model: str | None, json_out: Path | None, calibrate: Path | None, no_tfidf: bool,
+             batch_size: int, limit: int, seed: int, progress: bool | None) -> None:
+    """Evaluate a model on grouped JSONL (or the research pair format).
+
+    For every ordered language pair, queries in one language retrieve candidates in the other:
+    MAP@R, MRR and Recall@1, their mean, and the TF-IDF baseline of the same run. Then clone /
+    not-clone classification on balanced pairs: precision, recall, F1 and ROC-AUC.
+
+    \b
+    Examples:
+      conba eval ../shared/data/atcoder_dev.jsonl
+      conba eval data.jsonl --model runs/my-model --json result.json
+      conba eval test.jsonl --calibrate dev.jsonl --no-tfidf
+    """
+    from conba.data import load_records
+    from conba.eval.report import format_classification, format_retrieval_table
+    from conba.eval.runner import evaluate
+    from conba.train.trainer import subset_groups
+    from conba.utils.io import write_json_atomic
+
+    records = subset_groups(load_records(data), limit, seed)
+    calib = load_records(calibrate) if calibrate else None
+    m = load(model)
+    result = evaluate(records, m, tfidf=not no_tfidf, calibration=calib, batch_size=batch_size,
+                      progress=progress, seed=seed)
+    result = {"data": str(data), "model": resolve_model_name(model), **result}
+    click.echo(f"data: {data} ({result['n_records']} snippets, {result['n_groups']} groups)")
+    click.echo(f"model: {result['model']}  ({result['snippets_per_second']} snippets/s)")
+    click.echo(format_retrieval_table(result["retrieval"]))
+    if "ratio_to_tfidf" in result and result["ratio_to_tfidf"] is not None:
+        click.echo(f"mean MAP@R ratio conba / TF-IDF: {result['ratio_to_tfidf']:.2f}x")
+    click.echo(format_classification(result["classification"]))
+    if json_out:
+        write_json_atomic(json_out, result)
+        click.echo(f"wrote {json_out}")

@@ -1,0 +1,45 @@
+"""The ``conba`` command line. Subcommands are imported lazily so ``conba --help`` stays fast."""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+# name -> (module, attribute, short help). Add a subcommand by adding a line here.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "train": ("conba.cli.train_cmd", "train", "Train a ConbaLayer head (and optionally the backbone)."),
+    "eval": ("conba.cli.eval_cmd", "eval_cmd", "Evaluate cross-language retrieval and clone detection."),
+    "encode": ("conba.cli.encode_cmd", "encode", "Embed code snippets; writes JSONL vectors."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, attr, _ = COMMANDS[name]
+        return getattr(importlib.import_module(module), attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="conba")
+def cli() -> None:
+    """conba: find functionally equivalent code across programming languages.
+
+    \b
+    Environment:
+      CONBA_MODEL   default model for every command (name or folder; default: the shipped model)
+    """
+
+
+if __name__ == "__main__":
+    cli()

@@ -1,0 +1,20 @@
+"""Datasets: grouped JSONL records, the research pair format, and batch samplers."""
+
+from conba.data.records import (
+    LANGUAGES,
+    CodeRecord,
+    DataError,
+    PairExample,
+    detect_format,
+    load_grouped,
+    load_many,
+    load_pairs,
+    load_records,
+    normalize_language,
+    pairs_to_records,
+)
+
+__all__ = [
+    "LANGUAGES", "CodeRecord", "DataError", "PairExample", "detect_format", "load_grouped",
+    "load_many", "load_pairs", "load_records", "normalize_language", "pairs_to_records",
+]

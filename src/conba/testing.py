@@ -1,0 +1,65 @@
+"""Tiny in-memory models and datasets for tests (no network, runs in milliseconds)."""
+
+from __future__ import annotations
+
+import json
+import string
+from pathlib import Path
+
+VOCAB = (
+    ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    + list(string.ascii_lowercase) + list(string.digits) + list("()[]{}<>=+-*/%.,;:!&|^~\"'#_")
+    + ["def", "return", "int", "for", "while", "if", "else", "public", "static", "void", "class", "print",
+       "add", "sum", "max", "min", "sort", "list", "range", "in", "system", "out", "println", "func",
+       "function", "let", "const", "var", "std", "cout", "include", "main", "args", "string"]
+    + ["##" + c for c in string.ascii_lowercase + string.digits]
+)
+
+
+def make_tiny_backbone(directory: str | Path, hidden: int = 32, layers: int = 2, seed: int = 0) -> Path:
+    """Write a 2-layer BERT (hidden 32) + WordPiece tokenizer to ``directory`` and return it."""
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    vocab_file = directory / "vocab.txt"
+    vocab_file.write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+    tokenizer = BertTokenizerFast(vocab_file=str(vocab_file), do_lower_case=True)
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=len(VOCAB), hidden_size=hidden, num_hidden_layers=layers,
+                        num_attention_heads=4, intermediate_size=2 * hidden, max_position_embeddings=128)
+    BertModel(config).save_pretrained(directory, safe_serialization=True)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+TASKS = {
+    "add": {"python": "def add(a, b):\n    return a + b\n",
+            "java": "static int add(int a, int b) {\n    return a + b;\n}\n",
+            "javascript": "function add(a, b) {\n  return a + b;\n}\n"},
+    "max": {"python": "def biggest(xs):\n    return max(xs)\n",
+            "java": "static int biggest(int[] xs) {\n    int m = xs[0];\n    for (int x : xs) if (x > m) m = x;\n"
+                    "    return m;\n}\n",
+            "javascript": "function biggest(xs) {\n  return Math.max(...xs);\n}\n"},
+    "sort": {"python": "def order(xs):\n    return sorted(xs)\n",
+             "java": "static int[] order(int[] xs) {\n    java.util.Arrays.sort(xs);\n    return xs;\n}\n",
+             "javascript": "function order(xs) {\n  return xs.slice().sort((a, b) => a - b);\n}\n"},
+    "hello": {"python": "def hello():\n    print('hello')\n",
+              "java": "static void hello() {\n    System.out.println(\"hello\");\n}\n",
+              "javascript": "function hello() {\n  console.log('hello');\n}\n"},
+}
+
+
+def make_tiny_dataset(path: str | Path, copies: int = 1) -> Path:
+    """Grouped JSONL with 4 tasks × 3 languages (× ``copies`` renamed variants)."""
+    path = Path(path)
+    lines = []
+    for c in range(copies):
+        for task, by_lang in TASKS.items():
+            for lang, code in by_lang.items():
+                variant = code if c == 0 else code.replace("xs", f"v{c}")
+                lines.append(json.dumps({"id": f"{task}/{lang}/{c}", "group": task, "language": lang,
+                                         "code": variant, "source": "tiny"}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

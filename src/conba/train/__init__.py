@@ -1,0 +1,1 @@
+"""Contrastive training: losses, P×K sampling, feature caching and the trainer."""

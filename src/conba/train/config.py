@@ -1,0 +1,75 @@
+"""TrainConfig: every knob of ``conba train`` in one dataclass (saved with each run)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+TUNE_MODES = ("none", "top-k", "full")
+LOSSES = ("supcon", "simclr")
+
+
+@dataclass
+class TrainConfig:
+    train: list[str] = field(default_factory=list)
+    dev: list[str] = field(default_factory=list)
+    out: str = "conba-model"
+    backbone: str = "default"
+    max_length: int = 256
+    split_identifiers: bool = False
+    head: str = "conba"            # conba | conba-scan | linear | none
+    head_mode: str = "pooled"      # conba: pooled | tokens
+    state_dim: int = 16
+    use_control: bool = True
+    use_feedback: bool = True
+    control_codes: bool = False
+    tune: str = "none"             # none | top-k | full
+    top_k: int = 2
+    loss: str = "supcon"
+    temperature: float = 0.05
+    groups_per_batch: int = 16     # P
+    per_group: int = 4             # K
+    epochs: int = 10
+    lr_head: float = 1e-3
+    lr_backbone: float = 3e-5
+    weight_decay: float = 0.01
+    patience: int = 3
+    hard_negatives: bool = False
+    max_per_group_language: int = 0  # 0 = all; else cap snippets per (group, language)
+    dev_limit: int = 0             # 0 = all dev records for early stopping; else a group-stratified subset
+    seed: int = 0
+    batch_size: int = 32           # encoding batch size
+    cache_dir: str = ""            # "" = $CONBA_CACHE or ~/.cache/conba
+    save_dtype: str = "float32"
+    checkpoint_every: int = 200    # steps between mid-epoch checkpoints
+
+    def validate(self) -> TrainConfig:
+        if not self.train:
+            raise ValueError("no training data given")
+        if self.tune not in TUNE_MODES:
+            raise ValueError(f"tune must be one of {TUNE_MODES}, got '{self.tune}'")
+        if self.loss not in LOSSES:
+            raise ValueError(f"loss must be one of {LOSSES}, got '{self.loss}'")
+        if self.temperature <= 0:
+            raise ValueError("temperature must be > 0")
+        if self.epochs < 1:
+            raise ValueError("epochs must be >= 1")
+        if self.groups_per_batch < 2 or self.per_group < 2:
+            raise ValueError("groups_per_batch (P) and per_group (K) must be >= 2")
+        if self.save_dtype not in ("float32", "float16"):
+            raise ValueError("save_dtype must be float32 or float16")
+        return self
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> TrainConfig:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def run_signature(self) -> dict:
+        """What must match for a checkpoint to be resumed (epochs/patience may change)."""
+        d = self.to_dict()
+        for key in ("epochs", "patience", "out", "checkpoint_every", "batch_size", "cache_dir"):
+            d.pop(key)
+        return d

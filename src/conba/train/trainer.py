@@ -1,0 +1,288 @@
+"""The contrastive trainer behind ``conba train``.
+
+Tuning modes: ``none`` caches the final backbone states once and trains only the head; ``top-k``
+caches the states below the top k layers and trains those layers and the head; ``full`` trains every
+encoder layer (embeddings stay frozen). Early stopping on dev MAP@R; the best model is kept; a
+checkpoint every ``checkpoint_every`` steps and at each epoch end lets an interrupted run resume.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from conba.data import CodeRecord, load_many
+from conba.encoder.backbone import BackboneConfig
+from conba.eval.metrics import cross_language_retrieval, embedding_similarity
+from conba.eval.pairs import balanced_pairs, calibrate_threshold
+from conba.heads import HeadConfig
+from conba.model import ConbaModel
+from conba.train.config import TrainConfig
+from conba.train.features import TokenStates, compute_states, default_cache_dir
+from conba.train.history import History
+from conba.train.losses import in_batch_loss
+from conba.train.sampler import GroupBatchSampler, nearest_groups
+from conba.utils.io import read_json, write_json_atomic
+
+
+def cap_records(records: list[CodeRecord], cap: int, seed: int) -> list[CodeRecord]:
+    if cap <= 0:
+        return records
+    by_key: dict[tuple[str, str], list[CodeRecord]] = defaultdict(list)
+    for r in records:
+        by_key[(r.group, r.language)].append(r)
+    rng = random.Random(seed)
+    keep = set()
+    for items in by_key.values():
+        keep.update(id(r) for r in rng.sample(items, min(cap, len(items))))
+    return [r for r in records if id(r) in keep]
+
+
+def subset_groups(records: list[CodeRecord], limit: int, seed: int) -> list[CodeRecord]:
+    """About ``limit`` records made of whole groups (so retrieval stays meaningful)."""
+    if limit <= 0 or limit >= len(records):
+        return records
+    groups = sorted({r.group for r in records})
+    random.Random(seed).shuffle(groups)
+    chosen, count = set(), 0
+    size = defaultdict(int)
+    for r in records:
+        size[r.group] += 1
+    for g in groups:
+        if count >= limit:
+            break
+        chosen.add(g)
+        count += size[g]
+    return [r for r in records if r.group in chosen]
+
+
+class Trainer:
+    def __init__(self, config: TrainConfig, progress: bool = True, log=print):
+        self.cfg = config.validate()
+        self.progress = progress
+        self.log = log
+        self.out = Path(config.out)
+        self.run_dir = self.out / "training"
+        torch.manual_seed(config.seed)
+        self.train_records = cap_records(load_many(config.train), config.max_per_group_language, config.seed)
+        dev = load_many(config.dev) if config.dev else []
+        self.dev_records = subset_groups(dev, config.dev_limit, config.seed)
+        langs = sorted({r.language for r in self.train_records})
+        head_cfg = HeadConfig(
+            kind=config.head, mode=config.head_mode, state_dim=config.state_dim,
+            use_control=config.use_control, use_feedback=config.use_feedback,
+            languages=langs if config.control_codes else [],
+        )
+        bcfg = BackboneConfig(name_or_path=_canonical(config.backbone), max_length=config.max_length,
+                              split_identifiers=config.split_identifiers)
+        self.model = ConbaModel.create(bcfg, head_cfg)
+        self.model.info = {"trained_on": [Path(p).name for p in config.train], "train_config": config.to_dict()}
+        bb = self.model.backbone
+        self.start_layer = {"none": bb.num_layers, "top-k": bb.num_layers - config.top_k, "full": 0}[config.tune]
+        bb.set_trainable(config.tune, config.top_k)
+        self.history = History()
+
+    # ------------------------------------------------------------------ features
+    def _states(self, records: list[CodeRecord], desc: str) -> TokenStates | None:
+        if self.cfg.tune == "full":
+            return None
+        cache = Path(self.cfg.cache_dir) if self.cfg.cache_dir else default_cache_dir()
+        return compute_states(self.model.backbone, [r.code for r in records], self.start_layer, cache,
+                              self.cfg.batch_size, desc=desc, progress=self.progress)
+
+    def _embed(self, records: list[CodeRecord], states: TokenStates | None, idx: list[int]) -> torch.Tensor:
+        bb, head = self.model.backbone, self.model.head
+        lang_ids = head.language_ids([records[i].language for i in idx])
+        if states is None:
+            enc = bb.tokenize([records[i].code for i in idx])
+            return self.model.embed_tokens(enc["input_ids"], enc["attention_mask"], lang_ids)
+        x, mask = states.batch(idx)
+        if self.cfg.tune == "top-k":
+            x = bb.upper(x, mask.long(), self.start_layer)
+        return head(x, mask, lang_ids)
+
+    @torch.inference_mode()
+    def embed_all(self, records: list[CodeRecord], states: TokenStates | None) -> np.ndarray:
+        self.model.eval()
+        lengths = states.lengths() if states is not None else [len(r.code) for r in records]
+        order = list(np.argsort(-np.asarray(lengths), kind="stable"))
+        out = torch.zeros(len(records), self.model.dim)
+        for s in range(0, len(order), self.cfg.batch_size):
+            idx = [int(i) for i in order[s:s + self.cfg.batch_size]]
+            out[idx] = self._embed(records, states, idx).float()
+        return torch.nn.functional.normalize(out, dim=-1).numpy()
+
+    def dev_score(self, dev_states: TokenStates | None) -> float:
+        emb = self.embed_all(self.dev_records, dev_states)
+        res = cross_language_retrieval(embedding_similarity(emb), [r.group for r in self.dev_records],
+                                       [r.language for r in self.dev_records])
+        return float(res["mean"]["map_at_r"])
+
+    # ------------------------------------------------------------------ checkpoints
+    def _trainable_state(self) -> dict[str, torch.Tensor]:
+        return {n: p.detach().clone() for n, p in self.model.named_parameters() if p.requires_grad}
+
+    def _save_checkpoint(self, opt: torch.optim.Optimizer, state: dict) -> None:
+        from safetensors.torch import save_file
+
+        ck = self.run_dir / "checkpoint"
+        tmp = self.run_dir / "checkpoint.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        save_file(self._trainable_state(), str(tmp / "trainable.safetensors"))
+        torch.save(opt.state_dict(), tmp / "optimizer.pt")
+        write_json_atomic(tmp / "state.json", {**state, "signature": self.cfg.run_signature(),
+                                               "history": self.history.to_dict()})
+        shutil.rmtree(ck, ignore_errors=True)
+        tmp.replace(ck)
+
+    def _load_checkpoint(self, opt: torch.optim.Optimizer) -> dict | None:
+        from safetensors.torch import load_file
+
+        ck = self.run_dir / "checkpoint"
+        if not (ck / "state.json").exists():
+            return None
+        state = read_json(ck / "state.json")
+        if state.get("signature") != self.cfg.run_signature():
+            raise RuntimeError(f"{ck}: checkpoint was made with different settings; use --restart "
+                               "to discard it or another --out")
+        tensors = load_file(str(ck / "trainable.safetensors"))
+        params = dict(self.model.named_parameters())
+        with torch.no_grad():
+            for n, t in tensors.items():
+                params[n].copy_(t)
+        opt.load_state_dict(torch.load(ck / "optimizer.pt", weights_only=True))
+        self.history = History.from_dict(state["history"])
+        return state
+
+    def _save_best(self) -> None:
+        tmp = self.run_dir / "best.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        self.model.save(tmp, dtype="float32")
+        shutil.rmtree(self.run_dir / "best", ignore_errors=True)
+        tmp.replace(self.run_dir / "best")
+
+    # ------------------------------------------------------------------ main loop
+    def fit(self, restart: bool = False) -> ConbaModel:
+        from tqdm.auto import tqdm
+
+        cfg = self.cfg
+        if self.out.is_dir() and any(self.out.iterdir()) and not (self.run_dir.exists()
+                                                                   or (self.out / "conba_config.json").exists()):
+            raise RuntimeError(f"{self.out}: folder exists and is not a conba model or run; choose another --out")
+        if restart:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(self.run_dir / "train_config.json", cfg.to_dict())
+        self.log(f"train: {len(self.train_records)} snippets, "
+                 f"{len({r.group for r in self.train_records})} groups; dev: {len(self.dev_records)} snippets; "
+                 f"tune={cfg.tune} head={cfg.head}/{cfg.head_mode} loss={cfg.loss} τ={cfg.temperature}")
+        train_states = self._states(self.train_records, "cache train")
+        dev_states = self._states(self.dev_records, "cache dev") if self.dev_records else None
+        neighbours = None
+        if cfg.hard_negatives:
+            vecs = train_states.pooled() if train_states is not None else self.model.encode(
+                [r.code for r in self.train_records])
+            neighbours = nearest_groups(vecs, [r.group for r in self.train_records])
+        sampler = GroupBatchSampler([r.group for r in self.train_records],
+                                    [r.language for r in self.train_records],
+                                    cfg.groups_per_batch, cfg.per_group, cfg.seed, neighbours)
+        head_params = list(self.model.head.parameters())
+        bb_params = [p for p in self.model.backbone.parameters() if p.requires_grad]
+        groups_opt = [{"params": head_params, "lr": cfg.lr_head}]
+        if bb_params:
+            groups_opt.append({"params": bb_params, "lr": cfg.lr_backbone})
+        opt = torch.optim.AdamW(groups_opt, weight_decay=cfg.weight_decay)
+        state = self._load_checkpoint(opt) if not restart else None
+        if state is None:
+            state = {"epoch": 0, "step": 0, "best": -1.0, "best_epoch": -1, "bad_epochs": 0}
+            if self.dev_records:
+                score = self.dev_score(dev_states)
+                self.history.log_epoch(0, None, score, self.model.head.control_weight_snapshot())
+                self.log(f"epoch 0 (before training): dev MAP@R {score:.4f}")
+            self._save_best()
+            state["best"] = self.history.epochs[-1]["dev_map_at_r"] if self.dev_records else -1e9
+            state["best_epoch"] = 0
+        else:
+            self.log(f"resumed from {self.run_dir / 'checkpoint'} at epoch {state['epoch'] + 1}, "
+                     f"step {state['step']}")
+        gid = {g: i for i, g in enumerate(sorted({r.group for r in self.train_records}))}
+        group_ids = [gid[r.group] for r in self.train_records]
+        while state["epoch"] < cfg.epochs and state["bad_epochs"] < cfg.patience:
+            epoch = state["epoch"] + 1
+            batches = sampler.epoch(epoch)
+            self.model.train()
+            t0, losses = time.time(), []
+            bar = tqdm(total=len(batches), initial=state["step"], desc=f"epoch {epoch}", unit="batch",
+                       disable=not self.progress)
+            for step in range(state["step"], len(batches)):
+                idx = batches[step]
+                emb = self._embed(self.train_records, train_states, idx)
+                loss = in_batch_loss(emb, torch.tensor([group_ids[i] for i in idx]), cfg.temperature, cfg.loss)
+                opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(head_params + bb_params, 1.0)
+                opt.step()
+                losses.append(loss.item())
+                self.history.log_step(losses[-1])
+                bar.update(1)
+                bar.set_postfix(loss=f"{np.mean(losses[-20:]):.3f}")
+                state["step"] = step + 1
+                if cfg.checkpoint_every and state["step"] % cfg.checkpoint_every == 0:
+                    self._save_checkpoint(opt, state)
+            bar.close()
+            train_loss = float(np.mean(losses)) if losses else None
+            score = self.dev_score(dev_states) if self.dev_records else -float(train_loss or 0.0)
+            self.history.log_epoch(epoch, train_loss, score if self.dev_records else None,
+                                   self.model.head.control_weight_snapshot(), seconds=time.time() - t0)
+            improved = score > state["best"]
+            if improved:
+                state.update(best=score, best_epoch=epoch, bad_epochs=0)
+                self._save_best()
+            else:
+                state["bad_epochs"] += 1
+            self.log(f"epoch {epoch}: loss {train_loss:.4f}" + (f", dev MAP@R {score:.4f}" if self.dev_records
+                     else "") + (" (best)" if improved else "") + f", {time.time() - t0:.0f}s")
+            state.update(epoch=epoch, step=0)
+            self._save_checkpoint(opt, state)
+            self.history.save(self.run_dir)
+        return self._finish(state, dev_states)
+
+    def _finish(self, state: dict, dev_states: TokenStates | None) -> ConbaModel:
+        best = ConbaModel.load(self.run_dir / "best")
+        best.info = {**self.model.info, "best_epoch": state["best_epoch"], "dev_map_at_r": state["best"]}
+        self.model = best
+        if self.dev_records:
+            emb = self.embed_all(self.dev_records, dev_states)
+            i, j, labels = balanced_pairs([r.group for r in self.dev_records],
+                                          [r.language for r in self.dev_records], seed=self.cfg.seed)
+            best.threshold = float(calibrate_threshold(np.sum(emb[i] * emb[j], axis=1), labels))
+        self.history.save(self.run_dir)
+        best.save(self.out, dtype=self.cfg.save_dtype)
+        write_json_atomic(self.run_dir / "result.json", {"best_epoch": state["best_epoch"],
+                                                         "dev_map_at_r": state["best"],
+                                                         "threshold": best.threshold})
+        self.log(f"saved {self.out} (best epoch {state['best_epoch']}, dev MAP@R {state['best']:.4f}, "
+                 f"threshold {best.threshold})")
+        return best
+
+
+def _canonical(name: str) -> str:
+    from conba.encoder.backbone import EMBEDDED_NAME, is_embedded
+
+    return EMBEDDED_NAME if is_embedded(name) else name
+
+
+def train(config: TrainConfig, restart: bool = False, progress: bool = True, log=print) -> ConbaModel:
+    return Trainer(config, progress=progress, log=log).fit(restart=restart)
+
+
+def describe(config: TrainConfig) -> str:
+    return json.dumps(config.to_dict(), indent=2)

@@ -1,0 +1,139 @@
+"""HeadConfig validation, build_head, and the save_head / load_head round trip."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from conba.heads import HEAD_KINDS, Head, HeadConfig, build_head, load_head, save_head
+
+CONFIGS = [
+    dict(kind="none", dim=8),
+    dict(kind="linear", dim=8, out_dim=5, pooling="cls"),
+    dict(kind="conba", dim=8, out_dim=5),
+    dict(kind="conba", dim=8, mode="tokens", languages=["python", "java"], code_dim=3),
+    dict(kind="conba", dim=8, use_control=False, use_feedback=False),
+    dict(kind="conba-scan", dim=8, state_dim=4, dt_rank=2, languages=["go"], out_dim=6),
+]
+
+
+def _perturbed(cfg: dict, dtype: torch.dtype = torch.float32) -> Head:
+    torch.manual_seed(0)
+    head = build_head(HeadConfig(**cfg)).to(dtype)
+    with torch.no_grad():
+        for p in head.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    return head
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"{c['kind']}-{c.get('mode', '')}")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_round_trip_is_bit_exact(cfg: dict, dtype: torch.dtype, tmp_path: Path) -> None:
+    head = _perturbed(cfg, dtype)
+    save_head(head, tmp_path / "head")
+    assert sorted(p.name for p in (tmp_path / "head").iterdir()) == ["head.safetensors", "head_config.json"]
+    loaded = load_head(tmp_path / "head")
+    assert type(loaded) is type(head) and loaded.config == head.config
+    a, b = head.state_dict(), loaded.state_dict()
+    assert a.keys() == b.keys()
+    for k in a:
+        assert a[k].dtype == b[k].dtype and torch.equal(a[k], b[k]), k
+    x = torch.randn(3, 6, 8, dtype=dtype)
+    mask = torch.tensor([[1] * 6, [1] * 2 + [0] * 4, [0, 1, 1, 1, 1, 1]])
+    ids = torch.tensor([0, 1, 2 if len(cfg.get("languages", [])) > 1 else 1])
+    with torch.no_grad():
+        assert torch.equal(head(x, mask, ids), loaded(x, mask, ids))
+
+
+def test_save_overwrites_and_build_accepts_a_dict(tmp_path: Path) -> None:
+    save_head(_perturbed(CONFIGS[2]), tmp_path)
+    head = build_head(CONFIGS[3])
+    save_head(head, tmp_path)
+    assert load_head(tmp_path).config == head.config
+    assert json.loads((tmp_path / "head_config.json").read_text())["mode"] == "tokens"
+
+
+def test_config_dict_round_trip() -> None:
+    cfg = HeadConfig(kind="conba-scan", dim=16, out_dim=4, languages=["python"], dt_rank=None)
+    assert HeadConfig.from_dict(json.loads(json.dumps(cfg.to_dict()))) == cfg
+    assert cfg.resolved_dt_rank == 1 and cfg.resolved_out_dim == 4
+    assert HeadConfig(dim=384).resolved_dt_rank == 24 and HeadConfig(dim=384).resolved_out_dim == 384
+    assert set(HeadConfig().to_dict()) == {"kind", "dim", "out_dim", "mode", "pooling", "state_dim",
+                                           "dt_rank", "use_control", "use_feedback", "languages", "code_dim"}
+    assert HeadConfig().kind == "conba" and HeadConfig().mode == "pooled" and "none" in HEAD_KINDS
+
+
+def test_head_keeps_a_private_copy_of_its_config() -> None:
+    cfg = HeadConfig(kind="linear", dim=8)
+    head = build_head(cfg)
+    cfg.dim = 16
+    assert head.config.dim == 8
+
+
+@pytest.mark.parametrize("bad, field", [
+    ({"kind": "mamba"}, "kind"),
+    ({"dim": 0}, "dim"),
+    ({"dim": True}, "dim"),
+    ({"dim": 8.0}, "dim"),
+    ({"out_dim": -1}, "out_dim"),
+    ({"kind": "none", "dim": 8, "out_dim": 4}, "out_dim"),
+    ({"mode": "sequence"}, "mode"),
+    ({"pooling": "max"}, "pooling"),
+    ({"state_dim": 0}, "state_dim"),
+    ({"dt_rank": 0}, "dt_rank"),
+    ({"use_control": "yes"}, "use_control"),
+    ({"languages": "python"}, "languages"),
+    ({"languages": ["python", "Python"]}, "languages"),
+    ({"languages": [""]}, "languages"),
+    ({"code_dim": 0}, "code_dim"),
+    ({"colour": "red"}, "unknown HeadConfig key"),
+])
+def test_bad_config_values_raise(bad: dict, field: str) -> None:
+    with pytest.raises(ValueError, match=field):
+        HeadConfig.from_dict(bad)
+    cfg = HeadConfig()
+    if "colour" not in bad:
+        for k, v in bad.items():
+            setattr(cfg, k, v)
+        with pytest.raises(ValueError, match=field):
+            build_head(cfg)
+
+
+def test_from_dict_needs_a_mapping() -> None:
+    with pytest.raises(ValueError, match="mapping"):
+        HeadConfig.from_dict(["kind", "conba"])  # type: ignore[arg-type]
+
+
+def test_missing_and_corrupt_files_raise_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="head directory not found: .*nowhere"):
+        load_head(tmp_path / "nowhere")
+    d = tmp_path / "h"
+    save_head(_perturbed(CONFIGS[2]), d)
+    weights, config = d / "head.safetensors", d / "head_config.json"
+    good_weights, good_config = weights.read_bytes(), config.read_text()
+
+    weights.unlink()
+    with pytest.raises(FileNotFoundError, match=f"head file missing: {weights}"):
+        load_head(d)
+    weights.write_bytes(b"\x00garbage")
+    with pytest.raises(ValueError, match=f"corrupt head weights {weights}") as err:
+        load_head(d)
+    assert "\n" not in str(err.value)
+    weights.write_bytes(good_weights)
+
+    config.write_text("{not json")
+    with pytest.raises(ValueError, match=f"corrupt head config {config}"):
+        load_head(d)
+    config.write_text(json.dumps({**json.loads(good_config), "pooling": "max"}))
+    with pytest.raises(ValueError, match=f"bad head config {config}.*pooling"):
+        load_head(d)
+    config.write_text(json.dumps({**json.loads(good_config), "dim": 16}))
+    with pytest.raises(ValueError, match=f"head weights {weights} do not match") as err:
+        load_head(d)
+    assert "\n" not in str(err.value)
+    config.unlink()
+    with pytest.raises(FileNotFoundError, match=f"head file missing: {config}"):
+        load_head(d)

@@ -1,0 +1,129 @@
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from conba.cli.main import cli
+from conba.model import load_model
+from conba.train.config import TrainConfig
+from conba.train.trainer import Trainer, cap_records, subset_groups
+
+
+def cfg(tiny_backbone, tiny_data, tmp_path, **kw):
+    train, dev = tiny_data
+    base = dict(train=[str(train)], dev=[str(dev)], out=str(tmp_path / "out"), backbone=str(tiny_backbone),
+                groups_per_batch=2, per_group=3, epochs=2, cache_dir=str(tmp_path / "cache"), patience=5)
+    return TrainConfig(**{**base, **kw})
+
+
+@pytest.mark.parametrize("tune,head,mode", [("none", "conba", "pooled"), ("none", "conba", "tokens"),
+                                            ("top-k", "conba-scan", "pooled"), ("full", "linear", "pooled")])
+def test_train_modes_produce_loadable_model(tiny_backbone, tiny_data, tmp_path, tune, head, mode):
+    c = cfg(tiny_backbone, tiny_data, tmp_path, tune=tune, top_k=1, head=head, head_mode=mode, control_codes=True)
+    model = Trainer(c, progress=False, log=lambda m: None).fit()
+    out = tmp_path / "out"
+    loaded = load_model(out)
+    assert loaded.threshold is not None
+    assert loaded.fingerprint() == model.fingerprint()
+    hist = json.loads((out / "training" / "history.json").read_text())
+    assert [e["epoch"] for e in hist["epochs"]] == [0, 1, 2]
+    assert (out / "training" / "curves.png").stat().st_size > 1000
+
+
+def test_top_k_trains_only_top_layers(tiny_backbone, tiny_data, tmp_path):
+    c = cfg(tiny_backbone, tiny_data, tmp_path, tune="top-k", top_k=1, dev=[])  # no dev: best = lowest loss
+    t = Trainer(c, progress=False, log=lambda m: None)
+    before = {n: p.clone() for n, p in t.model.backbone.model.named_parameters()}
+    t.fit()
+    after = dict(load_model(tmp_path / "out").backbone.model.named_parameters())
+    changed = {n for n in before if not before[n].equal(after[n])}
+    assert changed and all(n.startswith("encoder.layer.1.") for n in changed)
+
+
+def test_resume_after_interruption(tiny_backbone, tiny_data, tmp_path):
+    c = cfg(tiny_backbone, tiny_data, tmp_path, epochs=1, checkpoint_every=1)
+    Trainer(c, progress=False, log=lambda m: None).fit()
+    logs = []
+    c2 = cfg(tiny_backbone, tiny_data, tmp_path, epochs=3, checkpoint_every=1)
+    Trainer(c2, progress=False, log=logs.append).fit()
+    assert any("resumed" in m and "epoch 2" in m for m in logs)
+    hist = json.loads((tmp_path / "out" / "training" / "history.json").read_text())
+    assert [e["epoch"] for e in hist["epochs"]] == [0, 1, 2, 3]
+    with pytest.raises(RuntimeError, match="different settings"):
+        Trainer(cfg(tiny_backbone, tiny_data, tmp_path, temperature=0.5), progress=False, log=logs.append).fit()
+
+
+def test_refuses_foreign_out_folder(tiny_backbone, tiny_data, tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "precious.txt").write_text("keep me")
+    with pytest.raises(RuntimeError, match="not a conba model"):
+        Trainer(cfg(tiny_backbone, tiny_data, tmp_path), progress=False, log=lambda m: None).fit()
+    assert (tmp_path / "out" / "precious.txt").read_text() == "keep me"
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="no training data"):
+        TrainConfig().validate()
+    with pytest.raises(ValueError, match="tune"):
+        TrainConfig(train=["x"], tune="half").validate()
+    with pytest.raises(ValueError, match="temperature"):
+        TrainConfig(train=["x"], temperature=0).validate()
+
+
+def test_subsets(tiny_data):
+    from conba.data import load_records
+
+    recs = load_records(tiny_data[0])
+    assert len(cap_records(recs, 1, 0)) == 12  # 4 groups x 3 languages
+    sub = subset_groups(recs, 10, 0)
+    groups = {r.group for r in sub}
+    assert all(r.group in groups for r in recs if r in sub) and len(sub) < len(recs)
+
+
+def test_cli_train_and_eval(tiny_backbone, tiny_data, tmp_path):
+    train, dev = tiny_data
+    runner = CliRunner()
+    out = tmp_path / "m"
+    res = runner.invoke(cli, ["train", str(train), "-d", str(dev), "-o", str(out), "--backbone", str(tiny_backbone),
+                              "-P", "2", "-K", "3", "-e", "1", "--cache-dir", str(tmp_path / "c"), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(cli, ["eval", str(dev), "--model", str(out), "--json", str(tmp_path / "r.json")])
+    assert res.exit_code == 0, res.output
+    assert "MAP@R" in res.output and "tfidf" in res.output.lower()
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert 0 <= result["retrieval"]["conba"]["mean"]["map_at_r"] <= 1
+    assert result["classification"]["threshold_source"] == "stored with the model"
+    res = runner.invoke(cli, ["eval", str(dev), "--model", str(out), "--calibrate", str(dev), "--no-tfidf"])
+    assert res.exit_code == 0 and "tfidf" not in res.output.lower()
+
+
+def test_cli_bad_inputs(tiny_backbone, tmp_path):
+    runner = CliRunner()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "group": "g", "language": "python", "code": "x"}\n{oops\n')
+    res = runner.invoke(cli, ["eval", str(bad), "--model", str(tiny_backbone)])
+    assert res.exit_code == 1 and "bad.jsonl:2: invalid JSON" in res.output
+    res = runner.invoke(cli, ["eval", str(tmp_path / "missing.jsonl")])
+    assert res.exit_code == 1 and "file not found" in res.output
+    res = runner.invoke(cli, ["train", str(bad), "-o", str(tmp_path / "o")])
+    assert res.exit_code == 1 and "bad.jsonl:2" in res.output
+    one = tmp_path / "one.jsonl"
+    one.write_text('{"id": "a", "group": "g", "language": "python", "code": "x"}\n')
+    res = runner.invoke(cli, ["eval", str(one), "--model", str(tiny_backbone)])
+    assert res.exit_code == 1 and "at least 2 languages" in res.output
+    res = runner.invoke(cli, ["eval", str(one), "--model", str(tmp_path / "nomodel")])
+    assert res.exit_code == 1
+
+
+def test_cli_encode_and_help(tiny_backbone, tmp_path, tiny_data):
+    runner = CliRunner()
+    res = runner.invoke(cli, ["encode", "-", "--model", str(tiny_backbone), "-l", "python"], input="def f(): pass\n")
+    assert res.exit_code == 0, res.output
+    assert len(json.loads(res.output)["embedding"]) == 32
+    res = runner.invoke(cli, ["encode", str(tiny_data[1]), "--model", str(tiny_backbone), "--plain"])
+    assert res.exit_code == 0 and len(res.output.strip().splitlines()) == 12
+    res = runner.invoke(cli, ["encode", "-", "--model", str(tiny_backbone)], input="   ")
+    assert res.exit_code == 1 and "no code" in res.output
+    for cmd in ["train", "eval", "encode"]:
+        res = runner.invoke(cli, [cmd, "--help"])
+        assert res.exit_code == 0 and "Examples" in res.output
