@@ -103,7 +103,8 @@ def test_delta_storage_only_stores_changed_tensors(tmp_path):
     assert m2.fingerprint() == m.fingerprint()
 
 
-def test_load_errors(tmp_path, tiny_backbone):
+def test_load_errors(tmp_path, tiny_backbone, monkeypatch):
+    monkeypatch.setenv("CONBA_OFFLINE", "1")  # fail fast instead of waiting on the unreachable hub
     with pytest.raises(ModelError, match="neither a conba model folder"):
         load_model(tmp_path)
     m = ConbaModel.create(str(tiny_backbone))
@@ -136,3 +137,12 @@ def test_zero_shot_matches_sentence_transformers_pooling():
     mask = enc["attention_mask"][..., None].float()
     ref = torch.nn.functional.normalize((h * mask).sum(1) / mask.sum(1), dim=-1).numpy()
     assert np.allclose(m.encode(CODES), ref, atol=1e-5)
+
+
+def test_max_length_capped_by_position_table(tiny_backbone):
+    bb = Backbone(BackboneConfig(name_or_path=str(tiny_backbone), max_length=1000))
+    assert bb.max_length == 128  # the tiny BERT has 128 positions
+    long_code = "a " * 400
+    enc = bb.tokenize([long_code])
+    assert enc["input_ids"].shape[1] == 128
+    bb(enc["input_ids"], enc["attention_mask"])  # no index error

@@ -29,4 +29,8 @@ def __getattr__(name: str) -> Any:  # lazy, so `import conba` stays light
         from conba.model import ConbaModel
 
         return ConbaModel
+    if name == "Index":
+        from conba.index import Index
+
+        return Index
     raise AttributeError(name)

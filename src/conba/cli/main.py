@@ -11,6 +11,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "train": ("conba.cli.train_cmd", "train", "Train a ConbaLayer head (and optionally the backbone)."),
     "eval": ("conba.cli.eval_cmd", "eval_cmd", "Evaluate cross-language retrieval and clone detection."),
     "encode": ("conba.cli.encode_cmd", "encode", "Embed code snippets; writes JSONL vectors."),
+    "index": ("conba.cli.index_cmd", "index", "Index a codebase's functions (incremental, resumable)."),
+    "search": ("conba.cli.search_cmd", "search", "Find the indexed functions most similar to a snippet."),
+    "clones": ("conba.cli.clones_cmd", "clones", "Find clone pairs/classes in an index (JSONL, CSV, HTML)."),
+    "compare": ("conba.cli.compare_cmd", "compare", "Similarity of two files or snippets; clone or not."),
 }
 
 

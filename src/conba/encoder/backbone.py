@@ -82,9 +82,10 @@ def load_hf(name_or_path: str):
     if not local and ("/" not in path or path.startswith((".", "/"))) and not is_embedded(name_or_path):
         if path.startswith((".", "/")):
             raise BackboneError(f"backbone folder not found: {path}")
+    offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or os.environ.get("CONBA_OFFLINE") == "1"
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path)
-        model = AutoModel.from_pretrained(path)
+        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=offline)
+        model = AutoModel.from_pretrained(path, local_files_only=offline)
     except (OSError, ValueError) as exc:
         if local:
             raise BackboneError(f"{path}: not a loadable Hugging Face model folder ({exc})") from None
@@ -132,6 +133,13 @@ class Backbone(nn.Module):
     def num_layers(self) -> int:
         return int(self.model.config.num_hidden_layers)
 
+    @property
+    def max_length(self) -> int:
+        """The configured truncation length, capped by the model's position table."""
+        positions = getattr(self.model.config, "max_position_embeddings", None) or 10**9
+        offset = 2 if getattr(self.model.config, "model_type", "") in ("roberta", "xlm-roberta", "camembert") else 0
+        return min(self.config.max_length, positions - offset)
+
     def preprocess(self, code: str) -> str:
         return split_identifiers(code) if self.config.split_identifiers else code
 
@@ -140,14 +148,14 @@ class Backbone(nn.Module):
             [self.preprocess(c) for c in codes],
             padding=True,
             truncation=True,
-            max_length=self.config.max_length,
+            max_length=self.max_length,
             return_tensors="pt",
         )
         return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
 
     def token_lengths(self, codes: list[str]) -> list[int]:
         enc = self.tokenizer(
-            [self.preprocess(c) for c in codes], truncation=True, max_length=self.config.max_length
+            [self.preprocess(c) for c in codes], truncation=True, max_length=self.max_length
         )
         return [len(ids) for ids in enc["input_ids"]]
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from conba.heads.baselines import LinearHead, PoolingHead
 from conba.heads.config import HeadConfig
 from conba.heads.seed_layer import ConbaLayer
 from conba.heads.selective_scan import ConbaScan
+from conba.utils.io import atomic_write
 
 CONFIG_NAME = "head_config.json"
 WEIGHTS_NAME = "head.safetensors"
@@ -46,17 +46,6 @@ def _one_line(err: BaseException) -> str:
     return " ".join(str(err).split())
 
 
-def _atomic_write(path: Path, write: Any) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def save_head(head: Head, directory: str | os.PathLike[str]) -> None:
     """Write ``head_config.json`` and ``head.safetensors`` into ``directory`` (created if needed)."""
     directory = Path(directory)
@@ -64,14 +53,14 @@ def save_head(head: Head, directory: str | os.PathLike[str]) -> None:
     tensors = {k: v.detach().cpu().contiguous().clone() for k, v in head.state_dict().items()}
     text = json.dumps(head.config.to_dict(), indent=2, sort_keys=True) + "\n"
 
-    def write_config(tmp: str) -> None:
+    def write_config(tmp: Path) -> None:
         Path(tmp).write_text(text, encoding="utf-8")
 
-    def write_weights(tmp: str) -> None:
+    def write_weights(tmp: Path) -> None:
         save_file(tensors, tmp, metadata={"format": "pt", "conba_head_kind": head.config.kind})
 
-    _atomic_write(directory / WEIGHTS_NAME, write_weights)
-    _atomic_write(directory / CONFIG_NAME, write_config)
+    atomic_write(directory / WEIGHTS_NAME, write_weights)
+    atomic_write(directory / CONFIG_NAME, write_config)
 
 
 def load_head(directory: str | os.PathLike[str], device: str | torch.device = "cpu") -> Head:

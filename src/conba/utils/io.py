@@ -18,6 +18,9 @@ def atomic_write(path: str | Path, write: Callable[[Path], None]) -> None:
     os.close(fd)
     try:
         write(Path(tmp))
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; give the usual permissions
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

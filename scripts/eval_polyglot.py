@@ -1,0 +1,86 @@
+"""Recall / precision of the planted cross-language clone pairs of ``examples/polyglot``.
+
+Indexes the example project into a temporary folder, runs ``Index.clones`` (cross-language only)
+at the threshold (``auto`` by default: the model's calibrated one, else 0.80), and compares the
+predicted pairs with every cross-language pair inside a planted clone set of ``CLONES.json``.
+
+    python scripts/eval_polyglot.py [--model default] [--threshold auto] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "polyglot"
+
+
+def planted_pairs(truth: dict) -> set[frozenset[tuple[str, str]]]:
+    pairs = set()
+    for clone_set in truth["clone_sets"]:
+        members = [(m["file"], m["name"], m["language"]) for m in clone_set["members"]]
+        for a, b in itertools.combinations(members, 2):
+            if a[2] != b[2]:
+                pairs.add(frozenset({a[:2], b[:2]}))
+    return pairs
+
+
+def evaluate(model: str, threshold: str, example: Path = EXAMPLE, neighbors: int = 10) -> dict:
+    from conba.index import Index
+
+    truth = json.loads((example / "CLONES.json").read_text(encoding="utf-8"))
+    planted = planted_pairs(truth)
+    with tempfile.TemporaryDirectory() as tmp, Index(tmp, model=model) as idx:
+        idx.add([str(example)])
+        known = {(os.path.relpath(u.file, example), u.qualname) for u in idx.units()}
+        missing = sorted({k for pair in planted for k in pair} - known)
+        if missing:
+            raise SystemExit(f"CLONES.json names functions the index does not have: {missing}")
+        classes = idx.clones(threshold, cross_language_only=True, neighbors=neighbors)
+        predicted = {frozenset({(os.path.relpath(p.a.file, example), p.a.qualname),
+                                (os.path.relpath(p.b.file, example), p.b.qualname)})
+                     for c in classes for p in c.pairs}
+        from conba.index.threshold import resolve_threshold
+
+        t = resolve_threshold(threshold, idx.threshold)
+    hits = predicted & planted
+    return {
+        "model": model, "threshold": round(t, 4), "planted_pairs": len(planted),
+        "predicted_pairs": len(predicted), "true_positives": len(hits),
+        "recall": round(len(hits) / len(planted), 4) if planted else 0.0,
+        "precision": round(len(hits) / len(predicted), 4) if predicted else 0.0,
+        "missed": sorted(" <-> ".join(f"{f}:{n}" for f, n in sorted(p)) for p in planted - predicted),
+        "false_positives": sorted(" <-> ".join(f"{f}:{n}" for f, n in sorted(p)) for p in predicted - planted),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default=os.environ.get("CONBA_MODEL", "default"))
+    ap.add_argument("--threshold", default="auto")
+    ap.add_argument("--neighbors", type=int, default=10)
+    ap.add_argument("--example", default=str(EXAMPLE))
+    ap.add_argument("--json", action="store_true", help="print the full result as JSON")
+    args = ap.parse_args(argv)
+    result = evaluate(args.model, args.threshold, Path(args.example), args.neighbors)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"model {result['model']}  threshold {result['threshold']}")
+    print(f"planted cross-language pairs {result['planted_pairs']}, predicted {result['predicted_pairs']}, "
+          f"correct {result['true_positives']}")
+    print(f"recall {result['recall']:.3f}  precision {result['precision']:.3f}")
+    for label in ("missed", "false_positives"):
+        if result[label]:
+            print(f"{label.replace('_', ' ')}:", *result[label][:20], sep="\n  ")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

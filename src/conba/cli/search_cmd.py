@@ -1,0 +1,71 @@
+"""``conba search``: the indexed functions most similar to a snippet."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from conba.cli.common import friendly_errors, model_option
+from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
+
+
+def read_query(query: str | None, code: str | None, language: str | None) -> tuple[str, str | None]:
+    """(snippet, its language) from a file, '-' (stdin) or --code."""
+    if code is not None and query is not None:
+        raise click.UsageError("give either QUERY (a file or -) or --code, not both")
+    if code is not None:
+        return code, language
+    if query is None:
+        raise click.UsageError("give a QUERY file, - for stdin, or --code '...'")
+    if query == "-":
+        return sys.stdin.read(), language
+    from conba.index.compare import read_code_file
+
+    return read_code_file(query, language=language)
+
+
+@click.command("search")
+@click.argument("query", required=False)
+@click.option("-c", "--code", default=None, help="The snippet to search for, inline.")
+@click.option("-k", default=10, show_default=True, help="Number of results.")
+@click.option("-l", "--language", default=None, help="Only return functions in this language.")
+@click.option("-q", "--query-language", default=None,
+              help="Language of the query (default: from the file extension).")
+@click.option("--json", "fmt", flag_value="json", default=True, help="JSONL output (default).")
+@click.option("--plain", "fmt", flag_value="plain", help="Human-readable output.")
+@click.option("--show-code", is_flag=True, help="Include each result's code.")
+@index_option
+@model_option
+@friendly_errors
+def search(query: str | None, code: str | None, k: int, language: str | None, query_language: str | None,
+           fmt: str, show_code: bool, index_dir: str | None, model: str | None) -> None:
+    """Find the indexed functions most similar to a snippet. QUERY is a source file, or - for
+    stdin; or pass the snippet with --code. Output: one JSON object per result (rank, score,
+    file, start_line, end_line, name, language), or --plain lines.
+
+    \b
+    Examples:
+      conba search snippet.py -k 5
+      conba search --code 'def gcd(a, b): ...' --language java --plain
+      cat q.go | conba search - -q go
+    """
+    from conba.index import Index
+    from conba.index.display import plain_hit, relative_unit_dict
+
+    snippet, qlang = read_query(query, code, query_language)
+    if not snippet.strip():
+        raise click.ClickException(f"{query or '--code'}: the query is empty")
+    with Index(resolve_index_dir(index_dir), model=resolve_model(model), create=False) as idx:
+        hits = idx.search(snippet, k=k, language=language, query_language=qlang)
+    if not hits:
+        click.echo("no results", err=True)
+    for rank, hit in enumerate(hits, 1):
+        if fmt == "plain":
+            click.echo(plain_hit(rank, hit))
+            if show_code:
+                click.echo("      " + hit.unit.code.rstrip().replace("\n", "\n      ") + "\n")
+        else:
+            d = {"rank": rank, "score": round(hit.score, 4), **relative_unit_dict(hit.unit, code=show_code)}
+            click.echo(json.dumps(d))

@@ -1,0 +1,110 @@
+"""Indexing: walk -> extract changed files -> encode what has no embedding -> write the vector file.
+
+Each step commits to SQLite in transactions, so ``kill -9`` at any point loses at most the batch
+in flight; the next run skips unchanged files (size + mtime), encodes only content hashes that
+have no embedding yet, and rebuilds the FAISS file from SQLite.
+
+Environment hooks: ``CONBA_INDEX_COMMIT_EVERY`` (embeddings per transaction, default 256) and
+``CONBA_INDEX_TEST_DELAY`` (seconds to sleep after each committed batch; for crash tests).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from conba.index.errors import SourceError
+from conba.index.extract import extract_units
+from conba.index.filters import DEFAULT_MAX_FILE_SIZE, Skip, read_source
+from conba.index.records import AddReport
+from conba.index.store import Store
+from conba.index.walker import discover
+
+COMMIT_EVERY = 256
+FILES_PER_TRANSACTION = 100
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+def scan(store: Store, paths: Iterable[str | os.PathLike], report: AddReport,
+         max_file_size: int = DEFAULT_MAX_FILE_SIZE, exclude: Iterable[str | os.PathLike] = ()) -> int:
+    """Bring the files/units tables up to date with the tree (no encoding). Returns the number of
+    units in changed files. Bad explicit paths raise :class:`SourceError` before anything is written."""
+    found = discover(paths, max_size=max_file_size, exclude=exclude)
+    report.skipped.extend(found.skipped)
+    if not found.files:
+        where = ", ".join(str(p) for p in paths)
+        summary = f" ({len(found.skipped)} skipped: {report.skip_summary()})" if found.skipped else ""
+        raise SourceError(f"{where}: no source files found{summary}")
+    for cand in found.files:  # files named explicitly must be fine before anything is written
+        if cand.explicit:
+            try:
+                read_source(cand.path, max_file_size)
+            except Skip as exc:
+                raise SourceError(str(exc)) from None
+    states = store.file_states()
+    kept: set[str] = set()
+    pending: list[tuple[str, str, int, int, list]] = []
+    changed_units = 0
+    gone: list[str] = []
+    for cand in found.files:
+        report.files_seen += 1
+        if states.get(cand.path) == (cand.size, cand.mtime_ns):
+            kept.add(cand.path)
+            continue
+        try:
+            text = read_source(cand.path, max_file_size)
+        except Skip as exc:
+            report.skipped.append((exc.path, exc.reason))
+            continue
+        kept.add(cand.path)
+        units = extract_units(cand.path, text, cand.language)
+        pending.append((cand.path, cand.language, cand.size, cand.mtime_ns, units))
+        report.files_changed += 1
+        changed_units += len(units)
+        if len(pending) >= FILES_PER_TRANSACTION:
+            store.replace_files(pending)
+            pending = []
+    if pending:
+        store.replace_files(pending)
+    explicit = [c.path for c in found.files if c.explicit]
+    for path in states:
+        if path in kept:
+            continue
+        if _under(path, found.roots) or path in explicit or not os.path.exists(path):
+            gone.append(path)
+    report.files_removed = store.remove_files(gone) if gone else 0
+    return changed_units
+
+
+def encode_missing(store: Store, model: Any, report: AddReport, batch_size: int = 32,
+                   commit_every: int | None = None, show_progress: bool = False,
+                   on_batch: Callable[[int], None] | None = None) -> None:
+    """Embed every unit content that has no vector yet, committing every ``commit_every``."""
+    commit_every = commit_every or int(os.environ.get("CONBA_INDEX_COMMIT_EVERY", COMMIT_EVERY))
+    delay = float(os.environ.get("CONBA_INDEX_TEST_DELAY", "0") or 0)
+    missing = store.missing_vectors()
+    report.units_encoded = len(missing)
+    if not missing:
+        return
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(missing), desc="encoding", unit="fn", disable=not show_progress, smoothing=0.1)
+    try:
+        for start in range(0, len(missing), commit_every):
+            chunk = missing[start:start + commit_every]
+            vecs = model.encode([code for _, _, code in chunk], languages=[lang for _, lang, _ in chunk],
+                                batch_size=batch_size, show_progress_bar=False, normalize=True)
+            store.add_vectors([h for h, _, _ in chunk], vecs)
+            bar.update(len(chunk))
+            if on_batch is not None:
+                on_batch(len(chunk))
+            if delay:
+                time.sleep(delay)
+    finally:
+        bar.close()
+

@@ -1,0 +1,88 @@
+"""Clone detection over an index: a k-nearest-neighbour graph, edges above a threshold, and clone
+classes = connected components of that graph.
+
+Each unit's ``neighbors`` nearest units are candidates; a candidate pair is a clone pair when its
+cosine similarity is >= the threshold (and, optionally, the two are in different languages and
+both have at least ``min_lines`` lines). With ``cross_language_only`` the neighbour list is widened
+(x3) so that same-language look-alikes do not crowd out the cross-language matches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from conba.index import vectors as vec
+from conba.index.records import CloneClass, ClonePair, Unit
+
+
+def candidate_pairs(index: object, ids: np.ndarray, embeddings: np.ndarray, languages: list[str],
+                    lines: np.ndarray, threshold: float, neighbors: int = 10,
+                    cross_language_only: bool = False, min_lines: int = 1,
+                    batch: int = 4096) -> dict[tuple[int, int], float]:
+    """Clone pairs {(id_a, id_b): score} with id_a < id_b. ``ids`` must be sorted ascending."""
+    if len(ids) < 2:
+        return {}
+    lang_codes = {name: i for i, name in enumerate(sorted(set(languages)))}
+    lang = np.array([lang_codes[name] for name in languages], dtype=np.int64)
+    k = min(len(ids), (neighbors * (3 if cross_language_only else 1)) + 1)
+    pairs: dict[tuple[int, int], float] = {}
+    for start in range(0, len(ids), batch):
+        rows = np.arange(start, min(start + batch, len(ids)))
+        scores, nbr_ids = vec.search(index, embeddings[rows], k)
+        valid = (nbr_ids >= 0) & (scores >= threshold)
+        cols = np.clip(np.searchsorted(ids, nbr_ids), 0, len(ids) - 1)
+        valid &= ids[cols] == nbr_ids
+        valid &= cols != rows[:, None]
+        if cross_language_only:
+            valid &= lang[cols] != lang[rows][:, None]
+        if min_lines > 1:
+            valid &= (lines[cols] >= min_lines) & (lines[rows][:, None] >= min_lines)
+        for r, c in zip(*np.nonzero(valid)):
+            a, b = int(ids[rows[r]]), int(nbr_ids[r, c])
+            key = (a, b) if a < b else (b, a)
+            score = float(scores[r, c])
+            if score > pairs.get(key, -2.0):
+                pairs[key] = score
+    return pairs
+
+
+def components(pairs: dict[tuple[int, int], float]) -> list[list[tuple[int, int]]]:
+    """Group pair keys by connected component (union-find)."""
+    parent: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in pairs:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[int, list[tuple[int, int]]] = {}
+    for key in pairs:
+        groups.setdefault(find(key[0]), []).append(key)
+    return list(groups.values())
+
+
+def clone_classes(pairs: dict[tuple[int, int], float],
+                  fetch_units: Callable[[list[int]], dict[int, Unit]]) -> list[CloneClass]:
+    """Clone classes, most languages / largest / most similar first, numbered from 1."""
+    groups = components(pairs)
+    members = sorted({i for key in pairs for i in key})
+    units = fetch_units(members)
+    classes: list[CloneClass] = []
+    for keys in groups:
+        ids = sorted({i for key in keys for i in key})
+        class_units = sorted((units[i] for i in ids), key=lambda u: (u.language, u.file, u.start_line))
+        class_pairs = sorted((ClonePair(units[a], units[b], pairs[(a, b)]) for a, b in keys),
+                             key=lambda p: -p.score)
+        classes.append(CloneClass(0, class_units, class_pairs))
+    classes.sort(key=lambda c: (-len(c.languages), -len(c.units), -c.max_score))
+    for i, c in enumerate(classes, 1):
+        c.id = i
+    return classes

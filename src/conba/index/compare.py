@@ -1,0 +1,76 @@
+"""Compare two snippets or files: a similarity score and a clone / not-clone decision."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conba.index.errors import SourceError
+from conba.index.filters import DEFAULT_MAX_FILE_SIZE, Skip, read_source
+from conba.index.languages import detect_language
+from conba.index.threshold import resolve_threshold
+
+
+@dataclass
+class CompareResult:
+    score: float
+    threshold: float
+    languages: tuple[str | None, str | None]
+
+    @property
+    def is_clone(self) -> bool:
+        return self.score >= self.threshold
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"score": round(self.score, 4), "threshold": round(self.threshold, 4),
+                "clone": self.is_clone, "languages": list(self.languages)}
+
+
+def _model(model: Any) -> Any:
+    if model is None or isinstance(model, (str, os.PathLike)):
+        from conba.model import load_model
+
+        return load_model(str(model) if model is not None else "default")
+    return model
+
+
+def compare(a: str, b: str, model: Any = None, languages: tuple[str | None, str | None] = (None, None),
+            threshold: str | float | None = "auto") -> CompareResult:
+    """Cosine similarity of two snippets and whether it clears ``threshold`` (``auto``: the model's)."""
+    from conba.data.records import normalize_language
+
+    for name, code in (("first", a), ("second", b)):
+        if not code.strip():
+            raise ValueError(f"the {name} snippet is empty")
+    m = _model(model)
+    langs = tuple(normalize_language(x) if x else None for x in languages)
+    emb = m.encode([a, b], languages=[langs[0] or "", langs[1] or ""], show_progress_bar=False)
+    score = float(emb[0] @ emb[1])
+    return CompareResult(score, resolve_threshold(threshold, m.threshold), (langs[0], langs[1]))
+
+
+def read_code_file(path: str | os.PathLike, language: str | None = None,
+                   max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> tuple[str, str | None]:
+    """(text, language) of a source file, or :class:`SourceError` naming it."""
+    p = Path(path)
+    if not os.path.lexists(p):
+        raise SourceError(f"{path}: no such file")
+    if p.is_dir():
+        raise SourceError(f"{path}: is a directory, expected a source file")
+    lang = language or detect_language(p)
+    if lang is None:
+        raise SourceError(f"{path}: unsupported language (extension '{p.suffix or '(none)'}'); "
+                          "name it with --language")
+    try:
+        return read_source(p, max_file_size), lang
+    except Skip as exc:
+        raise SourceError(str(exc)) from None
+
+
+def compare_files(path_a: str | os.PathLike, path_b: str | os.PathLike, model: Any = None,
+                  threshold: str | float | None = "auto") -> CompareResult:
+    a, lang_a = read_code_file(path_a)
+    b, lang_b = read_code_file(path_b)
+    return compare(a, b, model=model, languages=(lang_a, lang_b), threshold=threshold)

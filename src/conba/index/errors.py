@@ -1,0 +1,23 @@
+"""Errors of the code index. All are RuntimeErrors whose message is one line naming the culprit."""
+
+from __future__ import annotations
+
+
+class CodeIndexError(RuntimeError):
+    """Base class: something is wrong with the index or its input."""
+
+
+class SourceError(CodeIndexError):
+    """An input path cannot be indexed (missing, binary, not UTF-8, too large, unreadable...)."""
+
+
+class ModelMismatchError(CodeIndexError):
+    """The index was built with a different model than the one in use."""
+
+
+class CorruptIndexError(CodeIndexError):
+    """An index file is corrupted, truncated or inconsistent."""
+
+
+class IncompleteIndexError(CodeIndexError):
+    """Indexing was interrupted before the vector file was written."""

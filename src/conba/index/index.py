@@ -1,0 +1,269 @@
+"""``Index``: a code index on disk — add a codebase, search it with a snippet, find its clones.
+
+A folder (default ``.conba-index``, env ``CONBA_INDEX``) holds::
+
+    index.sqlite     files, functions (file, qualified name, lines, language, hash, code), embeddings
+    vectors.faiss    FAISS index over the embeddings (rebuilt from SQLite after each add)
+    manifest.json    model name + fingerprint, dimension, threshold, vector count and checksum
+
+>>> idx = Index(".conba-index", model="default")
+>>> idx.add(["src/"])
+>>> idx.search("def gcd(a, b): ...", k=5, language="java")
+>>> idx.clones(cross_language_only=True)
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from conba.index import builder
+from conba.index import vectors as vec
+from conba.index.clones import candidate_pairs, clone_classes
+from conba.index.errors import (
+    CodeIndexError,
+    CorruptIndexError,
+    IncompleteIndexError,
+    ModelMismatchError,
+    SourceError,
+)
+from conba.index.filters import DEFAULT_MAX_FILE_SIZE
+from conba.index.records import AddReport, CloneClass, Hit, Unit
+from conba.index.store import Store
+from conba.index.threshold import resolve_threshold
+from conba.utils.io import read_json, write_json_atomic
+
+DEFAULT_INDEX_DIR = ".conba-index"
+INDEX_ENV = "CONBA_INDEX"
+DB_NAME, VECTORS_NAME, MANIFEST_NAME = "index.sqlite", "vectors.faiss", "manifest.json"
+FORMAT_VERSION = 1
+
+
+def default_index_dir() -> str:
+    return os.environ.get(INDEX_ENV) or DEFAULT_INDEX_DIR
+
+
+def _model_label(model: Any) -> str | None:
+    """What to store as the model's name: an absolute path for folders, else the name as given."""
+    if not isinstance(model, (str, os.PathLike)):
+        return None
+    return os.path.abspath(model) if os.path.exists(model) else str(model)
+
+
+class Index:
+    """A code index in a folder. ``model`` is a name/path (loaded lazily) or a ``ConbaModel``;
+    when omitted, the model the index was built with is used (``default`` for a new index)."""
+
+    def __init__(self, path: str | os.PathLike | None = None, model: Any = None, *, create: bool = True,
+                 rebuild: bool = False, hnsw_above: int = vec.HNSW_ABOVE):
+        self.path = Path(path if path is not None else default_index_dir())
+        self.hnsw_above = hnsw_above
+        if self.path.exists() and not self.path.is_dir():
+            raise CodeIndexError(f"{self.path}: not an index folder (it is a file)")
+        if rebuild:
+            self._wipe()
+        if not (self.path / DB_NAME).exists():
+            if not create:
+                raise CodeIndexError(f"{self.path}: no index here; build one with `conba index PATH "
+                                     f"--index {self.path}`")
+            self.path.mkdir(parents=True, exist_ok=True)
+        self.store = Store(self.path / DB_NAME)
+        self._model: Any = None if isinstance(model, (str, os.PathLike)) or model is None else model
+        self._model_name = _model_label(model)
+        self._faiss: Any = None
+        if self._model is not None:
+            self._check_model(self._model)
+        elif model is not None:
+            _ = self.model  # load now, so a mismatch is reported before any work
+
+    # ------------------------------------------------------------------ lifecycle
+    def _wipe(self) -> None:
+        for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", VECTORS_NAME, MANIFEST_NAME):
+            (self.path / name).unlink(missing_ok=True)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return self._db(self.store.count_units)
+
+    def __repr__(self) -> str:
+        return f"Index({str(self.path)!r})"
+
+    def _db(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            raise CorruptIndexError(f"{self.path / DB_NAME}: index database is corrupted ({exc}); "
+                                    "rebuild it with `conba index --rebuild`") from None
+
+    # ------------------------------------------------------------------ model
+    @property
+    def model_name(self) -> str | None:
+        return self._model_name or self._db(self.store.get_meta, "model")
+
+    @property
+    def model(self) -> Any:
+        if self._model is None:
+            from conba.model import load_model
+
+            model = load_model(self.model_name or "default")
+            self._check_model(model)
+            self._model = model
+        return self._model
+
+    def _check_model(self, model: Any) -> None:
+        fingerprint = model.fingerprint()
+        stored = self._db(self.store.get_meta, "fingerprint")
+        if stored is None:
+            self._db(self.store.set_meta, fingerprint=fingerprint, model=self._model_name, dim=str(model.dim),
+                     threshold=None if model.threshold is None else str(model.threshold),
+                     format_version=str(FORMAT_VERSION))
+        elif stored != fingerprint:
+            built = self._db(self.store.get_meta, "model") or "?"
+            using = self._model_name or "the given model"
+            raise ModelMismatchError(
+                f"{self.path}: index was built with model '{built}' (fingerprint {stored}), not '{using}' "
+                f"({fingerprint}); pass --model {built}, or re-index with --rebuild")
+
+    @property
+    def threshold(self) -> float | None:
+        """The clone threshold stored with the model the index was built with (None if it has none)."""
+        value = self._db(self.store.get_meta, "threshold")
+        return float(value) if value is not None else None
+
+    # ------------------------------------------------------------------ indexing
+    def add(self, paths: str | os.PathLike | Iterable[str | os.PathLike], *,
+            max_file_size: int = DEFAULT_MAX_FILE_SIZE, batch_size: int = 32, commit_every: int | None = None,
+            show_progress: bool = False) -> AddReport:
+        """Index files/directories (incrementally) and rewrite the vector file. Returns a report."""
+        paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+        t0 = time.perf_counter()
+        report = AddReport()
+        model = self.model  # checks the fingerprint before touching anything
+        previous = self._db(self.store.get_meta, "state")
+        self._db(self.store.set_meta, state="building")
+        try:
+            changed = self._db(builder.scan, self.store, paths, report, max_file_size=max_file_size,
+                               exclude=[self.path])
+        except SourceError:
+            self._db(self.store.set_meta, state=previous)  # scan wrote nothing
+            raise
+        self._db(builder.encode_missing, self.store, model, report, batch_size=batch_size,
+                 commit_every=commit_every, show_progress=show_progress)
+        report.units_reused = max(0, changed - report.units_encoded)
+        self._finalize()
+        report.units_total = len(self)
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def _finalize(self) -> None:
+        """Drop unused embeddings, then write the vector file and manifest atomically from SQLite."""
+        self._db(self.store.drop_orphan_vectors)
+        dim = int(self._db(self.store.get_meta, "dim"))
+        ids, embeddings = self._db(self.store.all_vectors, dim)
+        index, kind = vec.build(ids, embeddings, hnsw_above=self.hnsw_above)
+        sha = vec.write(index, self.path / VECTORS_NAME)
+        manifest = {
+            "format": "conba-index", "format_version": FORMAT_VERSION,
+            "model": self._db(self.store.get_meta, "model"),
+            "fingerprint": self._db(self.store.get_meta, "fingerprint"), "dim": dim,
+            "threshold": self.threshold, "count": int(len(ids)), "kind": kind,
+            "vectors": VECTORS_NAME, "sha256": sha,
+        }
+        write_json_atomic(self.path / MANIFEST_NAME, manifest)
+        self._db(self.store.set_meta, state="ready")
+        self._faiss = index
+
+    # ------------------------------------------------------------------ reading
+    def manifest(self) -> dict[str, Any]:
+        state = self._db(self.store.get_meta, "state")
+        if state is None:
+            raise CodeIndexError(f"{self.path}: the index is empty; add code with `conba index PATH`")
+        if state != "ready":
+            raise IncompleteIndexError(f"{self.path}: indexing was interrupted; re-run `conba index` "
+                                       "to finish it")
+        try:
+            manifest = read_json(self.path / MANIFEST_NAME)
+        except (FileNotFoundError, ValueError) as exc:
+            raise CorruptIndexError(f"{exc}; re-run `conba index` to rebuild it") from None
+        if not isinstance(manifest, dict) or manifest.get("format") != "conba-index":
+            raise CorruptIndexError(f"{self.path / MANIFEST_NAME}: not a conba index manifest; re-run "
+                                    "`conba index` to rebuild it")
+        if manifest.get("fingerprint") != self._db(self.store.get_meta, "fingerprint"):
+            raise CorruptIndexError(f"{self.path / MANIFEST_NAME}: manifest does not match the database; "
+                                    "re-run `conba index` to rebuild it")
+        return manifest
+
+    def _vectors(self) -> Any:
+        if self._faiss is None:
+            m = self.manifest()
+            self._faiss = vec.read(self.path / VECTORS_NAME, m.get("sha256"), m.get("count"))
+        return self._faiss
+
+    def search(self, code: str, k: int = 10, language: str | None = None,
+               query_language: str | None = None) -> list[Hit]:
+        """The ``k`` units most similar to ``code`` (optionally only those in ``language``)."""
+        from conba.data.records import normalize_language
+
+        if k < 1:
+            raise ValueError("k must be >= 1")
+        if not code.strip():
+            raise ValueError("the query is empty")
+        language = normalize_language(language) if language else None
+        index = self._vectors()
+        if index.ntotal == 0:
+            return []
+        qlang = normalize_language(query_language) if query_language else ""
+        query = self.model.encode([code], languages=[qlang], show_progress_bar=False)
+        fetch = k if language is None else min(index.ntotal, k * 8)
+        while True:
+            scores, ids = vec.search(index, query, fetch)
+            found = [(float(s), int(i)) for s, i in zip(scores[0], ids[0]) if i >= 0]
+            units = self._db(self.store.units, [i for _, i in found])
+            hits = [Hit(s, units[i]) for s, i in found
+                    if i in units and (language is None or units[i].language == language)]
+            if len(hits) >= k or fetch >= index.ntotal:
+                return hits[:k]
+            fetch = min(index.ntotal, fetch * 4)
+
+    def clones(self, threshold: str | float | None = "auto", *, cross_language_only: bool = False,
+               min_lines: int = 1, neighbors: int = 10) -> list[CloneClass]:
+        """Clone classes: connected components of the kNN graph's edges with score >= threshold."""
+        t = resolve_threshold(threshold, self.threshold)
+        if neighbors < 1:
+            raise ValueError("neighbors must be >= 1")
+        index = self._vectors()
+        dim = int(self.manifest()["dim"])
+        ids, embeddings = self._db(self.store.all_vectors, dim)
+        uid, languages, lines = self._db(self.store.unit_table)
+        if len(uid) != len(ids):
+            raise IncompleteIndexError(f"{self.path}: some functions have no embedding; re-run `conba index`")
+        pairs = candidate_pairs(index, ids, embeddings, languages, lines, t, neighbors=neighbors,
+                                cross_language_only=cross_language_only, min_lines=min_lines)
+        return clone_classes(pairs, lambda i: self._db(self.store.units, i))
+
+    def units(self) -> list[Unit]:
+        """Every indexed unit (function, method, file or window), in id order."""
+        return self._db(self.store.all_units)
+
+    def stats(self) -> dict[str, Any]:
+        return {"path": str(self.path), "files": self._db(self.store.count_files), "functions": len(self),
+                "languages": self._db(self.store.languages), "model": self.model_name,
+                "fingerprint": self._db(self.store.get_meta, "fingerprint"), "threshold": self.threshold}
+
+    def delete(self) -> None:
+        """Remove the index folder."""
+        self.close()
+        shutil.rmtree(self.path, ignore_errors=True)

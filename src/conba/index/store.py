@@ -1,0 +1,170 @@
+"""SQLite storage of the index: files, code units, their embeddings (keyed by content hash), metadata.
+
+Every change is a transaction, so a process killed at any point leaves a consistent database:
+a file's units are replaced all at once, embeddings are committed batch by batch, and each
+embedding is stored once per content hash (``INSERT OR IGNORE``), so re-runs never duplicate.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from conba.index.errors import CorruptIndexError
+from conba.index.records import Unit
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, language TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS units (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, file TEXT NOT NULL, qualname TEXT NOT NULL,
+    language TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+    kind TEXT NOT NULL, hash TEXT NOT NULL, code TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS units_file ON units(file);
+CREATE INDEX IF NOT EXISTS units_hash ON units(hash);
+CREATE TABLE IF NOT EXISTS vectors (hash TEXT PRIMARY KEY, vector BLOB NOT NULL);
+"""
+UNIT_COLUMNS = "id, file, qualname, language, start_line, end_line, kind, code"
+
+
+def _unit(row: tuple) -> Unit:
+    uid, file, qualname, language, start, end, kind, code = row
+    return Unit(file, qualname, language, start, end, code, kind=kind, id=uid)
+
+
+class Store:
+    """One SQLite database (``index.sqlite`` in the index folder)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        try:
+            self.db = sqlite3.connect(str(self.path), isolation_level=None, timeout=30)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise CorruptIndexError(
+                f"{self.path}: index database is corrupted ({exc}); rebuild it with `conba index --rebuild`"
+            ) from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # ------------------------------------------------------------------ metadata
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, **values: str | None) -> None:
+        with self.transaction() as db:
+            for key, value in values.items():
+                if value is None:
+                    db.execute("DELETE FROM meta WHERE key = ?", (key,))
+                else:
+                    db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, str(value)))
+
+    # ------------------------------------------------------------------ files and units
+    def file_states(self) -> dict[str, tuple[int, int]]:
+        return {p: (s, m) for p, s, m in self.db.execute("SELECT path, size, mtime_ns FROM files")}
+
+    def replace_files(self, items: list[tuple[str, str, int, int, list[Unit]]]) -> None:
+        """Atomically replace everything stored for some files: (path, language, size, mtime_ns, units)."""
+        with self.transaction() as db:
+            for path, language, size, mtime_ns, units in items:
+                db.execute("DELETE FROM units WHERE file = ?", (path,))
+                db.execute("INSERT OR REPLACE INTO files(path, language, size, mtime_ns) VALUES (?, ?, ?, ?)",
+                           (path, language, size, mtime_ns))
+                db.executemany(
+                    "INSERT INTO units(file, qualname, language, start_line, end_line, kind, hash, code) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(path, u.qualname, u.language, u.start_line, u.end_line, u.kind, u.hash, u.code)
+                     for u in units])
+
+    def remove_files(self, paths: Iterable[str]) -> int:
+        paths = list(paths)
+        with self.transaction() as db:
+            for p in paths:
+                db.execute("DELETE FROM units WHERE file = ?", (p,))
+                db.execute("DELETE FROM files WHERE path = ?", (p,))
+        return len(paths)
+
+    def count_units(self) -> int:
+        return self.db.execute("SELECT count(*) FROM units").fetchone()[0]
+
+    def count_files(self) -> int:
+        return self.db.execute("SELECT count(*) FROM files").fetchone()[0]
+
+    def units(self, ids: Iterable[int]) -> dict[int, Unit]:
+        ids = [int(i) for i in ids]
+        out: dict[int, Unit] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.db.execute(f"SELECT {UNIT_COLUMNS} FROM units WHERE id IN ({marks})", chunk):
+                out[row[0]] = _unit(row)
+        return out
+
+    def all_units(self) -> list[Unit]:
+        return [_unit(r) for r in self.db.execute(f"SELECT {UNIT_COLUMNS} FROM units ORDER BY id")]
+
+    def unit_table(self) -> tuple[np.ndarray, list[str], np.ndarray]:
+        """(ids int64, languages, line counts int64) of every unit, by id."""
+        rows = self.db.execute("SELECT id, language, end_line - start_line + 1 FROM units ORDER BY id").fetchall()
+        return (np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows],
+                np.array([r[2] for r in rows], dtype=np.int64))
+
+    def languages(self) -> dict[str, int]:
+        rows = self.db.execute("SELECT language, count(*) FROM units GROUP BY language ORDER BY 2 DESC")
+        return dict(rows.fetchall())
+
+    # ------------------------------------------------------------------ vectors
+    def missing_vectors(self) -> list[tuple[str, str, str]]:
+        """(hash, language, code) of every distinct unit content that has no embedding yet."""
+        return self.db.execute(
+            "SELECT u.hash, min(u.language), min(u.code) FROM units u LEFT JOIN vectors v ON u.hash = v.hash "
+            "WHERE v.hash IS NULL GROUP BY u.hash ORDER BY min(u.id)").fetchall()
+
+    def count_missing(self) -> int:
+        return self.db.execute(
+            "SELECT count(DISTINCT u.hash) FROM units u LEFT JOIN vectors v ON u.hash = v.hash "
+            "WHERE v.hash IS NULL").fetchone()[0]
+
+    def add_vectors(self, hashes: list[str], vectors: np.ndarray) -> None:
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        with self.transaction() as db:
+            db.executemany("INSERT OR IGNORE INTO vectors(hash, vector) VALUES (?, ?)",
+                           [(h, v.tobytes()) for h, v in zip(hashes, vectors)])
+
+    def drop_orphan_vectors(self) -> int:
+        with self.transaction() as db:
+            cur = db.execute("DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM units)")
+            return cur.rowcount
+
+    def all_vectors(self, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        """(unit ids int64 (n,), vectors float32 (n, dim)) of every unit that has an embedding."""
+        rows = self.db.execute(
+            "SELECT u.id, v.vector FROM units u JOIN vectors v ON u.hash = v.hash ORDER BY u.id").fetchall()
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        vecs = np.empty((len(rows), dim), dtype=np.float32)
+        for i, (_, blob) in enumerate(rows):
+            v = np.frombuffer(blob, dtype=np.float32)
+            if v.shape[0] != dim:
+                raise CorruptIndexError(f"{self.path}: stored vector of size {v.shape[0]} != {dim}; "
+                                        "rebuild the index with `conba index --rebuild`")
+            vecs[i] = v
+        return ids, vecs

@@ -1,0 +1,88 @@
+"""`kill -9` during `conba index`, then a re-run: nothing encoded is lost, nothing is duplicated."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conba.cli.main import cli
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+N_FUNCS = 30
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tiny_backbone, tmp_path_factory):
+    from conba.model import ConbaModel
+
+    return str(ConbaModel.create(str(tiny_backbone), max_length=64).save(tmp_path_factory.mktemp("m")))
+
+
+def _count(db_path: Path, sql: str) -> int:
+    try:
+        db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5)
+        try:
+            return db.execute(sql).fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return 0
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_sigkill_mid_run_then_resume(tmp_path, tiny_model):
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    for f in range(3):
+        body = "".join(f"def f{f}_{i}(x):\n    return x * {f * 100 + i} + {i}\n\n" for i in range(N_FUNCS // 3))
+        (proj / f"m{f}.py").write_text(body)
+    folder = tmp_path / "idx"
+    db_path = folder / "index.sqlite"
+    env = dict(os.environ, PYTHONPATH=str(SRC), CONBA_INDEX_COMMIT_EVERY="2", CONBA_INDEX_TEST_DELAY="0.25",
+               TOKENIZERS_PARALLELISM="false")
+    proc = subprocess.Popen([sys.executable, "-m", "conba.cli.main", "index", str(proj), "--index", str(folder),
+                             "--model", tiny_model], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while _count(db_path, "SELECT count(*) FROM vectors") < 4:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "indexing never started"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    done = _count(db_path, "SELECT count(*) FROM vectors")
+    assert 4 <= done < N_FUNCS
+    assert not (folder / "manifest.json").exists()
+    assert _count(db_path, "SELECT count(*) FROM units") == N_FUNCS
+
+    # searching the half-built index says so
+    half = CliRunner().invoke(cli, ["search", "--code", "def f(x): pass", "--index", str(folder)])
+    assert half.exit_code != 0 and "interrupted; re-run `conba index`" in half.output
+
+    result = CliRunner().invoke(cli, ["index", str(proj), "--index", str(folder), "--json"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["units_encoded"] == N_FUNCS - done  # nothing already encoded was redone
+    assert report["units_total"] == N_FUNCS
+    assert _count(db_path, "SELECT count(*) FROM vectors") == N_FUNCS
+    assert _count(db_path, "SELECT count(*) FROM (SELECT DISTINCT file, qualname FROM units)") == N_FUNCS
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["count"] == N_FUNCS
+    hits = CliRunner().invoke(cli, ["search", "--code", "def f(x): pass", "--index", str(folder), "-k", "100"])
+    names = [json.loads(line)["name"] for line in hits.output.splitlines()]
+    assert len(names) == N_FUNCS == len(set(names))
