@@ -66,7 +66,8 @@ class History:
             ax2.set_ylabel("mean train loss")
             ax2.legend(loc="lower right")
         ax.set(title="Validation", xlabel="epoch", ylabel="mean cross-language MAP@R")
-        ax.legend(loc="upper left")
+        if pts:
+            ax.legend(loc="upper left")
         ax = axes[2]
         cw = [(e["epoch"], e["control_weight_sample"]) for e in self.epochs if e["control_weight_sample"]]
         if cw:
