@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -65,6 +64,3 @@ def evaluate(records: list[CodeRecord], model: Any, *, tfidf: bool = True,
         result["ratio_to_tfidf"] = retrieval["conba"]["mean"]["map_at_r"] / base if base else None
     return result
 
-
-def describe_source(path: str | Path) -> str:
-    return str(Path(path))

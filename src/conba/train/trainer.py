@@ -8,7 +8,6 @@ checkpoint every ``checkpoint_every`` steps and at each epoch end lets an interr
 
 from __future__ import annotations
 
-import json
 import random
 import shutil
 import time
@@ -283,6 +282,3 @@ def _canonical(name: str) -> str:
 def train(config: TrainConfig, restart: bool = False, progress: bool = True, log=print) -> ConbaModel:
     return Trainer(config, progress=progress, log=log).fit(restart=restart)
 
-
-def describe(config: TrainConfig) -> str:
-    return json.dumps(config.to_dict(), indent=2)
