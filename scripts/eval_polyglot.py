@@ -3,6 +3,9 @@
 Indexes the example project into a temporary folder, runs ``Index.clones`` (cross-language only)
 at the threshold (``auto`` by default: the model's calibrated one, else 0.80), and compares the
 predicted pairs with every cross-language pair inside a planted clone set of ``CLONES.json``.
+It also ranks every cross-language candidate pair by score (threshold -1) to check that the
+planted pairs come out on top: R-precision (share of planted pairs among the top R, R = number of
+planted pairs), average precision, the lowest planted and the highest distractor score.
 
     python scripts/eval_polyglot.py [--model default] [--threshold auto] [--json]
 """
@@ -31,6 +34,26 @@ def planted_pairs(truth: dict) -> set[frozenset[tuple[str, str]]]:
     return pairs
 
 
+def ranking(scored: list[tuple[float, frozenset]], planted: set[frozenset]) -> dict:
+    """R-precision and average precision of the planted pairs in pairs sorted by score."""
+    scored = sorted(scored, key=lambda x: -x[0])
+    r = len(planted)
+    hits, precisions = 0, []
+    for rank, (_, pair) in enumerate(scored, 1):
+        if pair in planted:
+            hits += 1
+            precisions.append(hits / rank)
+    top_r = sum(pair in planted for _, pair in scored[:r])
+    planted_scores = [s for s, pair in scored if pair in planted]
+    other_scores = [s for s, pair in scored if pair not in planted]
+    return {
+        "r_precision": round(top_r / r, 4) if r else 0.0,
+        "average_precision": round(sum(precisions) / r, 4) if r else 0.0,
+        "lowest_planted_score": round(min(planted_scores), 4) if planted_scores else None,
+        "highest_distractor_score": round(max(other_scores), 4) if other_scores else None,
+    }
+
+
 def evaluate(model: str, threshold: str, example: Path = EXAMPLE, neighbors: int = 10) -> dict:
     from conba.index import Index
 
@@ -42,19 +65,26 @@ def evaluate(model: str, threshold: str, example: Path = EXAMPLE, neighbors: int
         missing = sorted({k for pair in planted for k in pair} - known)
         if missing:
             raise SystemExit(f"CLONES.json names functions the index does not have: {missing}")
+
+        def key(p) -> frozenset:
+            return frozenset({(os.path.relpath(p.a.file, example), p.a.qualname),
+                              (os.path.relpath(p.b.file, example), p.b.qualname)})
+
         classes = idx.clones(threshold, cross_language_only=True, neighbors=neighbors)
-        predicted = {frozenset({(os.path.relpath(p.a.file, example), p.a.qualname),
-                                (os.path.relpath(p.b.file, example), p.b.qualname)})
-                     for c in classes for p in c.pairs}
+        predicted = {key(p) for c in classes for p in c.pairs}
+        everything = idx.clones(-1.0, cross_language_only=True, neighbors=neighbors)
+        ranked = ranking([(p.score, key(p)) for c in everything for p in c.pairs], planted)
         from conba.index.threshold import resolve_threshold
 
         t = resolve_threshold(threshold, idx.threshold)
+        fingerprint = idx.stats()["fingerprint"]
     hits = predicted & planted
     return {
-        "model": model, "threshold": round(t, 4), "planted_pairs": len(planted),
+        "model": model, "fingerprint": fingerprint, "threshold": round(t, 4), "planted_pairs": len(planted),
         "predicted_pairs": len(predicted), "true_positives": len(hits),
         "recall": round(len(hits) / len(planted), 4) if planted else 0.0,
         "precision": round(len(hits) / len(predicted), 4) if predicted else 0.0,
+        **ranked,
         "missed": sorted(" <-> ".join(f"{f}:{n}" for f, n in sorted(p)) for p in planted - predicted),
         "false_positives": sorted(" <-> ".join(f"{f}:{n}" for f, n in sorted(p)) for p in predicted - planted),
     }
@@ -72,10 +102,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    print(f"model {result['model']}  threshold {result['threshold']}")
+    print(f"model {result['model']} ({result['fingerprint']})  threshold {result['threshold']}")
     print(f"planted cross-language pairs {result['planted_pairs']}, predicted {result['predicted_pairs']}, "
           f"correct {result['true_positives']}")
     print(f"recall {result['recall']:.3f}  precision {result['precision']:.3f}")
+    print(f"ranking of all cross-language pairs: R-precision {result['r_precision']:.3f}, average precision "
+          f"{result['average_precision']:.3f}, lowest planted score {result['lowest_planted_score']}, "
+          f"highest distractor score {result['highest_distractor_score']}")
     for label in ("missed", "false_positives"):
         if result[label]:
             print(f"{label.replace('_', ' ')}:", *result[label][:20], sep="\n  ")

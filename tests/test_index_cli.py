@@ -29,7 +29,7 @@ def built(tiny_model, tmp_path_factory):
     folder = tmp_path_factory.mktemp("cli") / "idx"
     result = CliRunner().invoke(cli, ["index", str(EXAMPLE), "--index", str(folder), "--model", tiny_model])
     assert result.exit_code == 0, result.output
-    assert "Indexed 45 functions from 8 files" in result.output
+    assert "Indexed 42 functions from 8 files" in result.output
     return str(folder), tiny_model
 
 
@@ -47,7 +47,7 @@ def test_index_env_var_and_rerun(built, tiny_model, tmp_path):
     folder, _ = built
     result = run("index", str(EXAMPLE), "--json", env={"CONBA_INDEX": folder, "CONBA_MODEL": tiny_model})
     report = json.loads(result.output)
-    assert result.exit_code == 0 and report["units_encoded"] == 0 and report["units_total"] == 45
+    assert result.exit_code == 0 and report["units_encoded"] == 0 and report["units_total"] == 42
 
 
 def test_search_jsonl_plain_stdin_and_language(built):

@@ -36,6 +36,14 @@ def test_ground_truth_matches_the_code():
     assert len(units - set(planted)) >= 8  # distractors
 
 
+def test_units_are_methods_not_classes():
+    """No ``MathUtils.MathUtils``: empty private constructors are skipped, real ones are ``Class.<init>``."""
+    names = {name for _, name, _ in _units()}
+    doubled = [n for n in names if len(n.split(".")) >= 2 and n.split(".")[-1] == n.split(".")[-2]]
+    assert doubled == []
+    assert "Matrix.<init>" in names and not any(n.startswith(("MathUtils.<init>", "Search.<init>")) for n in names)
+
+
 @pytest.fixture(scope="module")
 def tiny_model(tiny_backbone, tmp_path_factory):
     from conba.model import ConbaModel
@@ -43,10 +51,23 @@ def tiny_model(tiny_backbone, tmp_path_factory):
     return str(ConbaModel.create(str(tiny_backbone), max_length=64).save(tmp_path_factory.mktemp("m")))
 
 
-def test_eval_script(tiny_model):
+def _eval_module():
     spec = importlib.util.spec_from_file_location("eval_polyglot", ROOT / "scripts" / "eval_polyglot.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    result = module.evaluate(tiny_model, "-1")  # everything is a clone: recall 1
+    return module
+
+
+def test_eval_script(tiny_model):
+    result = _eval_module().evaluate(tiny_model, "-1")  # everything is a clone: recall 1
     assert result["planted_pairs"] == 41 and result["recall"] == 1.0
     assert 0 < result["precision"] < 1 and result["threshold"] == -1.0
+    assert 0 <= result["r_precision"] <= 1 and 0 < result["average_precision"] <= 1
+    assert -1 <= result["lowest_planted_score"] <= 1 and result["fingerprint"]
+
+
+def test_ranking_metrics():
+    a, b, c = frozenset({"a"}), frozenset({"b"}), frozenset({"c"})
+    r = _eval_module().ranking([(0.7, b), (0.9, a), (0.8, c)], {a, b})
+    assert r == {"r_precision": 0.5, "average_precision": round((1 + 2 / 3) / 2, 4),
+                 "lowest_planted_score": 0.7, "highest_distractor_score": 0.8}

@@ -11,8 +11,8 @@ SAMPLES = {
     "a.py": ("class Stack:\n    def push(self, x):\n        self.items.append(x)\n\n"
              "def gcd(a, b):\n    while b:\n        a, b = b, a % b\n    return a\n",
              ["Stack.push", "gcd"]),
-    "A.java": ("class A {\n  int m(int x) { return x; }\n  A() {}\n  interface I { void d(); }\n}\n",
-               ["A.m", "A.A"]),
+    "A.java": ("class A {\n  int m(int x) { return x; }\n  A(int x) { this.x = x; }\n  interface I { void d(); }\n}\n",
+               ["A.m", "A.<init>"]),
     "a.c": ("static int add(int a, int b) {\n  return a + b;\n}\nint *p(int *x) { return x; }\n",
             ["add", "p"]),
     "a.cpp": ("namespace ns {\nclass Foo {\n public:\n  int bar(int x) { return x; }\n};\n}\n"
@@ -23,9 +23,10 @@ SAMPLES = {
     "a.ts": ("class A { m(x: number): number { return x; } }\nexport function f(a: string) { return a; }\n",
              ["A.m", "f"]),
     "a.tsx": ("export function View(p: {n: number}) { return <div>{p.n}</div>; }\n", ["View"]),
-    "a.go": ("package main\nfunc (s *Stack) Push(x int) {\n}\nfunc Top(a int) int { return a }\n",
+    "a.go": ("package main\nfunc (s *Stack) Push(x int) {\n\ts.a = append(s.a, x)\n}\n"
+             "func Top(a int) int { return a }\n",
              ["Stack.Push", "Top"]),
-    "a.rs": ("impl Foo { fn bar(&self) -> i32 { 1 } }\nfn top() {}\nmod m { fn inner() {} }\n",
+    "a.rs": ("impl Foo { fn bar(&self) -> i32 { 1 } }\nfn top() { go(); }\nmod m { fn inner() -> u8 { 2 } }\n",
              ["Foo.bar", "top", "m.inner"]),
     "a.kt": ("class Foo {\n  fun bar(x: Int): Int {\n    return x\n  }\n}\nfun top(a: Int) = a + 1\n",
              ["Foo.bar", "top"]),
@@ -45,6 +46,39 @@ def test_functions_and_qualified_names(name):
     units = extract_units(name, code, language)
     assert [u.qualname for u in units] == expected
     assert all(u.kind == "function" and u.language == language for u in units)
+
+
+EMPTY_BODIES = {
+    "A.java": "class A {\n  private A() {}\n  void f() { /* nothing */ }\n  int g() { return 1; }\n}\n",
+    "a.cs": "class A { A() {} void F() { } int G() { return 1; } }\n",
+    "a.cpp": "class M {\n  M() {}\n  ~M() {}\n  void f() {}\n  int g() { return 1; }\n};\n",
+    "a.js": "class A { constructor() {} g() { return 1; } }\nfunction f() {}\n",
+    "a.go": "package m\nfunc (s *S) P() {\n}\nfunc G() int { return 1 }\n",
+    "a.rs": "fn f() {}\nfn g() -> i32 { 1 }\n",
+    "a.kt": "fun f() {}\nfun g() = 1\n",
+    "a.php": "<?php\nfunction f() {}\nfunction g() { return 1; }\n",
+    "a.c": "void f(void) {}\nint g(void) { return 1; }\n",
+    "a.py": "def f():\n    pass\n\ndef s():\n    \"\"\"Doc.\"\"\"\n    ...\n\ndef g():\n    return 1\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(EMPTY_BODIES))
+def test_empty_bodies_are_skipped(name):
+    units = extract_units(name, EMPTY_BODIES[name], detect_language(name))
+    assert [u.qualname.rsplit(".", 1)[-1].lower() for u in units] == ["g"]
+
+
+@pytest.mark.parametrize("name, code, expected", [
+    ("A.java", "public final class MathUtils {\n  private MathUtils(int s) { seed = s; }\n"
+               "  static int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }\n}\n",
+     ["MathUtils.<init>", "MathUtils.gcd"]),
+    ("a.cs", "class Foo { Foo(int x) { this.x = x; } }\n", ["Foo.<init>"]),
+    ("a.cpp", "class Matrix {\n  Matrix(int r) : r_(r) {}\n  ~Matrix() { free(d_); }\n};\n"
+              "Matrix::Matrix() { r_ = 0; }\ntemplate <class T> Box<T>::Box(T v) { v_ = v; }\n",
+     ["Matrix.<init>", "Matrix.~Matrix", "Matrix.<init>", "Box<T>.<init>"]),
+])
+def test_constructors_are_named_init(name, code, expected):
+    assert [u.qualname for u in extract_units(name, code, detect_language(name))] == expected
 
 
 def test_line_spans_and_dedented_code():

@@ -17,11 +17,12 @@ if TYPE_CHECKING:
 __all__ = ["ConbaModel", "load_model", "__version__"]
 
 
-def load_model(name_or_path: str = "default") -> ConbaModel:
-    """Load the shipped ``default`` model, ``zero-shot``, a conba model folder or an HF encoder."""
+def load_model(name_or_path: str = "default", prune: bool = True) -> ConbaModel:
+    """Load the shipped ``default`` model, ``zero-shot``, a conba model folder or an HF encoder.
+    ``prune=False`` turns off an attached SDTP token pruner (exact embeddings)."""
     from conba.model import load_model as _load
 
-    return _load(name_or_path)
+    return _load(name_or_path, prune=prune)
 
 
 def __getattr__(name: str) -> Any:  # lazy, so `import conba` stays light

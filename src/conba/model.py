@@ -31,6 +31,7 @@ from conba.utils.io import read_json, write_json_atomic
 
 CONFIG_NAME = "conba_config.json"
 DEFAULT_MODEL_DIR = Path(__file__).parent / "default_model"
+DEFAULT_SDTP_DIR = Path(__file__).parent / "prune" / "default"  # SDTP scorers trained for the default model
 FORMAT_VERSION = 1
 
 
@@ -56,6 +57,9 @@ class ConbaModel(nn.Module):
         self.head = head
         self.threshold = threshold
         self.info: dict = dict(info or {})
+        self.pruner: nn.Module | None = None  # SDTP token scorers (conba.prune), saved in prune/
+        self.use_pruning = True  # encode() prunes when a pruner is attached; load_model(prune=False) turns it off
+        self._engines: dict = {}  # ONNX Runtime encoders built on first use (conba.engine.onnx_runtime)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -72,6 +76,11 @@ class ConbaModel(nn.Module):
     def dim(self) -> int:
         return int(self.head.config.out_dim or self.head.config.dim)
 
+    @property
+    def device(self) -> torch.device:
+        """Where the weights live; ``encode`` moves each batch there (``model.to("cuda")``)."""
+        return next(self.backbone.model.parameters()).device
+
     # ------------------------------------------------------------------ encoding
     def embed_tokens(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                      lang_ids: torch.Tensor | None = None) -> torch.Tensor:
@@ -82,11 +91,15 @@ class ConbaModel(nn.Module):
     @torch.inference_mode()
     def encode(self, codes: str | Sequence[str], languages: str | Sequence[str] | None = None,
                batch_size: int = 32, show_progress_bar: bool | None = None, normalize: bool = True,
-               convert_to_numpy: bool = True, convert_to_tensor: bool = False) -> np.ndarray | torch.Tensor:
+               convert_to_numpy: bool = True, convert_to_tensor: bool = False,
+               engine: str = "torch") -> np.ndarray | torch.Tensor:
         """Embed code snippets. Returns float32 (n, d) (numpy by default), in input order.
 
-        Snippets are sorted by length so each batch pads little; the order is restored.
-        ``languages`` (one name, or one per snippet) selects the language control codes.
+        Snippets are tokenized once and sorted by token length so each batch pads little; the order
+        is restored. ``languages`` (one name, or one per snippet) selects the language control codes.
+        ``engine``: "torch" (default), "onnx" (ONNX Runtime, dynamic int8) or "onnx-fp32"; both
+        ONNX engines need ``pip install 'conba[onnx]'``. An attached SDTP pruner (``conba prune
+        train``) prunes tokens in every engine unless ``use_pruning`` is False.
         """
         single = isinstance(codes, str)
         codes = [codes] if single else list(codes)
@@ -99,23 +112,27 @@ class ConbaModel(nn.Module):
             raise TypeError("encode() takes strings of code")
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
+        from conba.engine import ENGINES, apply_threads, length_sorted_batches, pad_token_id, tokenize_ids
+
+        if engine not in ENGINES:
+            raise ValueError(f"unknown engine {engine!r} ({', '.join(ENGINES)})")
         self.eval()
+        apply_threads()
         out = torch.zeros(len(codes), self.dim)
         if codes:
-            lengths = self.backbone.token_lengths(codes)
-            order = sorted(range(len(codes)), key=lambda i: -lengths[i])
+            ids = tokenize_ids(self.backbone, codes)  # once; batches are padded from these ids
             if show_progress_bar is None:
                 show_progress_bar = len(codes) > 4 * batch_size and sys.stderr.isatty()
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(codes), desc="encode", unit="snippet", disable=not show_progress_bar)
-            for start in range(0, len(order), batch_size):
-                idx = order[start:start + batch_size]
-                batch = self.backbone.tokenize([codes[i] for i in idx])
-                lang_ids = self.head.language_ids([languages[i] for i in idx])
-                emb = self.embed_tokens(batch["input_ids"], batch["attention_mask"], lang_ids).float()
-                out[idx] = emb
-                bar.update(len(idx))
+            device = self.device
+            for batch in length_sorted_batches(ids, batch_size, pad_token_id(self.backbone.tokenizer)):
+                lang_ids = self.head.language_ids([languages[i] for i in batch.index]).to(device)
+                emb = self._embed_batch(batch.input_ids.to(device), batch.attention_mask.to(device), lang_ids,
+                                        engine).float()
+                out[batch.index] = emb.cpu()
+                bar.update(len(batch.index))
             bar.close()
         if normalize:
             out = torch.nn.functional.normalize(out, dim=-1)
@@ -124,6 +141,33 @@ class ConbaModel(nn.Module):
         if convert_to_tensor:
             return out
         return out.numpy() if convert_to_numpy else out
+
+    def _embed_batch(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, lang_ids: torch.Tensor,
+                     engine: str) -> torch.Tensor:
+        """One padded batch through the chosen engine (with SDTP pruning when attached and on)."""
+        prune = self.pruner is not None and self.use_pruning
+        if engine != "torch":
+            from conba.engine.onnx_runtime import onnx_encoder
+            from conba.prune.forward import embed_states
+
+            out = onnx_encoder(self, engine, prune).token_states(input_ids, attention_mask,
+                                                                 self.pruner.config if prune else None)
+            return embed_states(self, out.to(attention_mask.device), lang_ids)
+        if prune:
+            from conba.prune.forward import embed_pruned
+
+            return embed_pruned(self, input_ids, attention_mask, lang_ids)
+        if self._own_loop():  # same results as embed_tokens, a little faster (no 4-D mask, no pooler)
+            from conba.prune.forward import dense_states
+
+            return self.head(dense_states(self.backbone, input_ids, attention_mask), attention_mask.bool(), lang_ids)
+        return self.embed_tokens(input_ids, attention_mask, lang_ids)
+
+    def _own_loop(self) -> bool:
+        """Whether the backbone is a BERT-family encoder whose layers conba can run itself."""
+        from conba.prune.forward import supports_own_loop
+
+        return supports_own_loop(self.backbone)
 
     def similarity(self, a: Any, b: Any, languages_a: Any = None, languages_b: Any = None) -> np.ndarray:
         """Cosine similarity between two sets of snippets (strings) or embeddings (arrays)."""
@@ -191,6 +235,12 @@ class ConbaModel(nn.Module):
         if dtype == "float16":
             self._round_to(torch.float16, list(self.head.parameters()))
         save_head(self.head, directory / "head")
+        if self.pruner is not None:
+            from conba.prune.scorer import save_pruner
+
+            save_pruner(self.pruner, directory / "prune")
+        else:
+            shutil.rmtree(directory / "prune", ignore_errors=True)
         config = {
             "format": "conba-model",
             "format_version": FORMAT_VERSION,
@@ -247,6 +297,13 @@ class ConbaModel(nn.Module):
         backbone = Backbone(bcfg, tokenizer=tokenizer, model=hf)
         head = load_head(directory / "head")
         model = cls(backbone, head, threshold=config.get("threshold"), info=config.get("info"))
+        if (directory / "prune").is_dir():
+            from conba.prune.scorer import load_pruner
+
+            try:
+                model.pruner = load_pruner(directory / "prune")
+            except (FileNotFoundError, ValueError) as exc:
+                raise ModelError(f"{directory}: SDTP pruning module unusable ({exc})") from None
         model.eval()
         return model
 
@@ -257,14 +314,30 @@ def _canonical_backbone(name: str) -> str:
     return EMBEDDED_NAME if is_embedded(name) else str(name)
 
 
-def load_model(name_or_path: str | Path = "default") -> ConbaModel:
+def load_model(name_or_path: str | Path = "default", prune: bool = True) -> ConbaModel:
     """Load a conba model folder, the shipped ``default``, or a bare HF encoder (``zero-shot``:
-    backbone + mean pooling, no trained head)."""
+    backbone + mean pooling, no trained head). ``prune=False`` turns off an attached SDTP pruner
+    (``encode`` then gives the exact embeddings of the model without it)."""
+    model = _load_model(name_or_path)
+    model.use_pruning = bool(prune)
+    return model
+
+
+def _load_model(name_or_path: str | Path) -> ConbaModel:
     name = str(name_or_path)
     if name == "default":
         if not (DEFAULT_MODEL_DIR / CONFIG_NAME).exists():
             raise ModelError(f"the shipped default model is missing from {DEFAULT_MODEL_DIR}; reinstall conba")
         return ConbaModel.load(DEFAULT_MODEL_DIR)
+    if name == "default-sdtp":  # the default model with its shipped SDTP token pruner
+        model = _load_model("default")
+        from conba.prune.scorer import load_pruner
+
+        try:
+            model.pruner = load_pruner(DEFAULT_SDTP_DIR)
+        except (FileNotFoundError, ValueError) as exc:
+            raise ModelError(f"the shipped SDTP pruner is missing or corrupt ({exc}); reinstall conba") from None
+        return model
     if name == "zero-shot":
         return ConbaModel.create("default")
     path = Path(name)

@@ -25,7 +25,7 @@ def make_tiny_backbone(directory: str | Path, hidden: int = 32, layers: int = 2,
     directory.mkdir(parents=True, exist_ok=True)
     vocab_file = directory / "vocab.txt"
     vocab_file.write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
-    tokenizer = BertTokenizerFast(vocab_file=str(vocab_file), do_lower_case=True)
+    tokenizer = BertTokenizerFast(vocab=str(vocab_file), do_lower_case=True)  # vocab_file= is ignored by transformers 5
     torch.manual_seed(seed)
     config = BertConfig(vocab_size=len(VOCAB), hidden_size=hidden, num_hidden_layers=layers,
                         num_attention_heads=4, intermediate_size=2 * hidden, max_position_embeddings=128)

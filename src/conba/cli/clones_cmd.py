@@ -42,7 +42,9 @@ def clones(index_dir: str | None, model: str | None, cross_language_only: bool, 
         t = resolve_threshold(threshold, idx.threshold)
         classes = idx.clones(t, cross_language_only=cross_language_only, min_lines=min_lines,
                              neighbors=neighbors)
-        info = {"index": folder, "model": idx.model_name, "threshold": t}
+        fingerprint = idx.stats()["fingerprint"]
+        info = {"index": folder, "model": f"{idx.model_name} ({fingerprint})", "threshold": t,
+                "cross_language_only": cross_language_only}
     with click.open_file(output, "w", encoding="utf-8") as out:
         if fmt == "html":
             write_report(classes, out, "html", **info)

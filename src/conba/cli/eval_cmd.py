@@ -20,10 +20,11 @@ from conba.cli.common import friendly_errors, load, model_option, resolve_model_
 @click.option("-b", "--batch-size", default=32, show_default=True, help="Encoding batch size.")
 @click.option("--limit", default=0, help="Evaluate on about N records (whole groups, seeded).")
 @click.option("--seed", default=0, show_default=True, help="Seed for pair sampling and --limit.")
+@click.option("--device", default="cpu", show_default=True, help="Where to encode: cpu, cuda, cuda:N or auto.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when a terminal).")
 @friendly_errors
 def eval_cmd(data: Path, model: str | None, json_out: Path | None, calibrate: Path | None, no_tfidf: bool,
-             batch_size: int, limit: int, seed: int, progress: bool | None) -> None:
+             batch_size: int, limit: int, seed: int, device: str, progress: bool | None) -> None:
     """Evaluate a model on grouped JSONL (or the research pair format).
 
     For every ordered language pair, queries in one language retrieve candidates in the other:
@@ -39,12 +40,12 @@ def eval_cmd(data: Path, model: str | None, json_out: Path | None, calibrate: Pa
     from conba.data import load_records
     from conba.eval.report import format_classification, format_retrieval_table
     from conba.eval.runner import evaluate
-    from conba.train.trainer import subset_groups
+    from conba.train.trainer import resolve_device, subset_groups
     from conba.utils.io import write_json_atomic
 
     records = subset_groups(load_records(data), limit, seed)
     calib = load_records(calibrate) if calibrate else None
-    m = load(model)
+    m = load(model).to(resolve_device(device))
     result = evaluate(records, m, tfidf=not no_tfidf, calibration=calib, batch_size=batch_size,
                       progress=progress, seed=seed)
     result = {"data": str(data), "model": resolve_model_name(model), **result}

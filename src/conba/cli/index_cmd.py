@@ -10,9 +10,7 @@ from collections.abc import Callable
 import click
 
 from conba.cli.common import MODEL_ENV, friendly_errors, model_option, show_progress
-
-INDEX_ENV = "CONBA_INDEX"
-DEFAULT_INDEX_DIR = ".conba-index"
+from conba.index.defaults import DEFAULT_INDEX_DIR, INDEX_ENV, default_index_dir
 
 
 def index_option(f: Callable) -> Callable:
@@ -23,7 +21,7 @@ def index_option(f: Callable) -> Callable:
 
 
 def resolve_index_dir(value: str | None) -> str:
-    return value or os.environ.get(INDEX_ENV) or DEFAULT_INDEX_DIR
+    return default_index_dir(value)
 
 
 def resolve_model(value: str | None) -> str | None:
@@ -48,11 +46,13 @@ def parse_size(value: str) -> int:
               help="Skip source files larger than this (e.g. 500KB, 2MB).")
 @click.option("-b", "--batch-size", default=32, show_default=True, help="Snippets per encoder batch.")
 @click.option("--rebuild", is_flag=True, help="Start from an empty index (e.g. to switch models).")
+@click.option("-w", "--wait", is_flag=True,
+              help="If another `conba index` is writing the same index, wait for it instead of failing.")
 @click.option("-v", "--verbose", is_flag=True, help="List every skipped file with its reason.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run's report as JSON.")
 @friendly_errors
 def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, max_file_size: str,
-          batch_size: int, rebuild: bool, verbose: bool, as_json: bool) -> None:
+          batch_size: int, rebuild: bool, wait: bool, verbose: bool, as_json: bool) -> None:
     """Index the functions of a codebase for `conba search` and `conba clones`.
 
     Walks PATHS (files or folders), respecting .gitignore and skipping vendored (node_modules,
@@ -63,6 +63,7 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, max_
 
     Re-running is incremental: unchanged files are not re-read, unchanged functions are not
     re-encoded, deleted files are dropped. An interrupted run (even kill -9) resumes where it stopped.
+    One run writes an index at a time: a second one fails (or, with --wait, waits).
 
     \b
     Examples:
@@ -75,7 +76,10 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, max_
 
     folder = resolve_index_dir(index_dir)
     size = parse_size(max_file_size)
-    with Index(folder, model=resolve_model(model), rebuild=rebuild) as idx:
+    def waiting(pid: str) -> None:
+        click.echo(f"{folder}: waiting for another `conba index` (pid {pid}) to finish...", err=True)
+
+    with Index(folder, model=resolve_model(model), rebuild=rebuild, wait=wait, on_wait=waiting) as idx:
         report = idx.add(list(paths), max_file_size=size, batch_size=batch_size, show_progress=show_progress())
     if as_json:
         click.echo(json.dumps(report.to_dict()))

@@ -45,6 +45,12 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
 @click.option("--seed", default=0, show_default=True)
 @click.option("--save-dtype", type=click.Choice(["float32", "float16"]), default="float32", show_default=True)
 @click.option("--cache-dir", default="", help="Feature cache (default $CONBA_CACHE or ~/.cache/conba).")
+@click.option("-b", "--batch-size", default=32, show_default=True,
+              help="Batch size for encoding/caching (not training).")
+@click.option("--device", default="auto", show_default=True, help="auto (CUDA when available), cpu, cuda, cuda:N.")
+@click.option("--amp/--no-amp", default=True, show_default=True, help="bf16 autocast of the backbone on CUDA.")
+@click.option("--time-budget", default=0.0, help="Stop training after this many seconds (0 = no limit).")
+@click.option("--warmup-steps", default=100, show_default=True, help="Linear warm-up of the backbone lr.")
 @click.option("--restart", is_flag=True, help="Discard an existing checkpoint in OUT instead of resuming.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: when a terminal).")
 @friendly_errors

@@ -5,19 +5,40 @@
 >>> idx.add(["src/"])                       # incremental, resumable
 >>> idx.search(code, k=10, language="go")   # -> [Hit(score, unit)]
 >>> idx.clones(cross_language_only=True)     # -> [CloneClass]
+
+``Index`` is imported lazily, so light modules (``conba.index.defaults``) load without numpy or FAISS.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from conba.index.compare import CompareResult, compare, compare_files
-from conba.index.errors import CodeIndexError, CorruptIndexError, IncompleteIndexError, ModelMismatchError, SourceError
-from conba.index.index import DEFAULT_INDEX_DIR, INDEX_ENV, Index, default_index_dir
+from conba.index.defaults import DEFAULT_INDEX_DIR, INDEX_ENV, default_index_dir
+from conba.index.errors import (
+    CodeIndexError,
+    CorruptIndexError,
+    IncompleteIndexError,
+    IndexBusyError,
+    ModelMismatchError,
+    SourceError,
+)
 from conba.index.records import AddReport, CloneClass, ClonePair, Hit, Unit
 from conba.index.threshold import DEFAULT_THRESHOLD, resolve_threshold
 
+if TYPE_CHECKING:
+    from conba.index.index import Index
+
 __all__ = [
-    "AddReport", "CloneClass", "ClonePair", "CodeIndexError", "CompareResult", "CorruptIndexError",
-    "DEFAULT_INDEX_DIR", "DEFAULT_THRESHOLD", "Hit", "INDEX_ENV", "IncompleteIndexError", "Index",
-    "ModelMismatchError", "SourceError", "Unit", "compare", "compare_files", "default_index_dir",
-    "resolve_threshold",
+    "DEFAULT_INDEX_DIR", "DEFAULT_THRESHOLD", "INDEX_ENV", "AddReport", "CloneClass", "ClonePair", "CodeIndexError",
+    "CompareResult", "CorruptIndexError", "Hit", "IncompleteIndexError", "Index", "IndexBusyError",
+    "ModelMismatchError", "SourceError", "Unit", "compare", "compare_files", "default_index_dir", "resolve_threshold",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Index":
+        from conba.index.index import Index
+
+        return Index
+    raise AttributeError(f"module 'conba.index' has no attribute {name!r}")

@@ -9,6 +9,7 @@ both have at least ``min_lines`` lines). With ``cross_language_only`` the neighb
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 
 import numpy as np
@@ -69,16 +70,40 @@ def components(pairs: dict[tuple[int, int], float]) -> list[list[tuple[int, int]
     return list(groups.values())
 
 
+def strongest_first_order(keys: list[tuple[int, int]], pairs: dict[tuple[int, int], float]) -> list[int]:
+    """The members of one component, each next to what it is most similar to: a maximum spanning tree
+    grown (Prim) from the best pair, so that in a chained class (A-tasks linked to B-tasks by one weak
+    edge) the A functions come together, then the B functions. Ties break by id (deterministic)."""
+    adjacent: dict[int, list[tuple[float, int]]] = {}
+    for a, b in keys:
+        adjacent.setdefault(a, []).append((pairs[(a, b)], b))
+        adjacent.setdefault(b, []).append((pairs[(a, b)], a))
+    best = max(keys, key=lambda k: (pairs[k], -k[0], -k[1]))
+    order: list[int] = []
+    seen: set[int] = set()
+    heap: list[tuple[float, int]] = [(-2.0, best[0])]
+    while heap:
+        _, node = heapq.heappop(heap)
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        for score, other in adjacent[node]:
+            if other not in seen:
+                heapq.heappush(heap, (-score, other))
+    return order
+
+
 def clone_classes(pairs: dict[tuple[int, int], float],
                   fetch_units: Callable[[list[int]], dict[int, Unit]]) -> list[CloneClass]:
-    """Clone classes, most languages / largest / most similar first, numbered from 1."""
+    """Clone classes, most languages / largest / most similar first, numbered from 1. Members are in
+    :func:`strongest_first_order`; pairs by descending score."""
     groups = components(pairs)
     members = sorted({i for key in pairs for i in key})
     units = fetch_units(members)
     classes: list[CloneClass] = []
     for keys in groups:
-        ids = sorted({i for key in keys for i in key})
-        class_units = sorted((units[i] for i in ids), key=lambda u: (u.language, u.file, u.start_line))
+        class_units = [units[i] for i in strongest_first_order(keys, pairs)]
         class_pairs = sorted((ClonePair(units[a], units[b], pairs[(a, b)]) for a, b in keys),
                              key=lambda p: -p.score)
         classes.append(CloneClass(0, class_units, class_pairs))

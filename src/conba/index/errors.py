@@ -21,3 +21,7 @@ class CorruptIndexError(CodeIndexError):
 
 class IncompleteIndexError(CodeIndexError):
     """Indexing was interrupted before the vector file was written."""
+
+
+class IndexBusyError(CodeIndexError):
+    """Another process is writing the index (it holds the folder's lock)."""

@@ -2,6 +2,10 @@
 
 Functions are not descended into (a nested function stays part of its parent), anonymous
 functions are, so functions inside an IIFE or a callback-style module are still found.
+Functions with an empty body (``private Foo() {}``, ``fn noop() {}``, ``def f(): pass``) and
+declarations without a body are skipped: they say nothing about behaviour and would all be
+near-identical "clones" of each other. Constructors of Java, C# and C++ are named
+``Class.<init>`` (as in JVM stack traces) rather than ``Class.Class``.
 """
 
 from __future__ import annotations
@@ -15,6 +19,9 @@ from conba.index.records import Unit
 WINDOW_LINES = 60        # fallback windows for files without a grammar (or that fail to parse)
 WHOLE_FILE_LINES = 80    # files up to this many lines are one unit
 _JS_FUNCTION_VALUES = {"arrow_function", "function_expression", "function", "generator_function"}
+_BODY_TYPES = {"block", "statement_block", "constructor_body", "compound_statement", "function_body"}
+_PY_STUB_STATEMENTS = {"pass_statement", "ellipsis", "string"}
+CONSTRUCTOR = "<init>"
 _DECLARATOR_WRAPPERS = {"pointer_declarator", "reference_declarator", "function_declarator",
                         "parenthesized_declarator", "attributed_declarator"}
 
@@ -90,10 +97,45 @@ def _emit(node: Any, span: Any, name: str | None, src: bytes, scope: list[str], 
     code = textwrap.dedent(indent + _text(span, src))
     if not binding and "\n" not in code.strip() and code.rstrip().endswith(";"):
         return  # a declaration without a body
+    if _empty_body(node):
+        return
     receiver = _go_receiver(node, src)
-    parts = scope + ([receiver] if receiver else []) + [name or "<anonymous>"]
+    parts = scope + ([receiver] if receiver else []) + (name.split(".") if name else ["<anonymous>"])
+    if node.type == "constructor_declaration" or (
+            language in ("cpp", "c") and len(parts) >= 2 and _bare(parts[-1]) == _bare(parts[-2])):
+        parts[-1] = CONSTRUCTOR
     out.append(Unit(path, ".".join(parts), language, span.start_point[0] + 1, span.end_point[0] + 1,
                     code.rstrip() + "\n"))
+
+
+def _bare(name: str) -> str:
+    """``Foo<T>`` -> ``Foo`` (C++ template arguments)."""
+    return name.split("<", 1)[0].strip()
+
+
+def _empty_body(node: Any) -> bool:
+    """Whether a function's body holds nothing but comments (or, in Python, only ``pass``/``...``/a docstring).
+    C++ constructors with a member initializer list are not empty."""
+    body = node.child_by_field_name("body")
+    if body is None:
+        body = next((c for c in node.named_children if c.type in _BODY_TYPES), None)
+    if body is not None and body.type == "function_body":  # Kotlin: { block } or = expression
+        inner = body.named_children
+        body = inner[0] if len(inner) == 1 and inner[0].type == "block" else None
+    if body is None or body.type not in _BODY_TYPES:
+        return False  # expression bodies (arrow functions, Kotlin `= x`), Ruby: never empty here
+    if any(c.type == "field_initializer_list" for c in node.named_children):
+        return False
+    statements = [c for c in body.named_children if "comment" not in c.type]
+    if node.type == "function_definition" and body.type == "block":  # Python
+        return all(_python_stub(c) for c in statements)
+    return not statements
+
+
+def _python_stub(node: Any) -> bool:
+    if node.type == "pass_statement":
+        return True
+    return node.type == "expression_statement" and all(c.type in _PY_STUB_STATEMENTS for c in node.named_children)
 
 
 def _function_name(node: Any, src: bytes) -> str | None:

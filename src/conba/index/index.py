@@ -5,6 +5,7 @@ A folder (default ``.conba-index``, env ``CONBA_INDEX``) holds::
     index.sqlite     files, functions (file, qualified name, lines, language, hash, code), embeddings
     vectors.faiss    FAISS index over the embeddings (rebuilt from SQLite after each add)
     manifest.json    model name + fingerprint, dimension, threshold, vector count and checksum
+    index.lock       held (flock) by the one process writing the index; see :mod:`conba.index.lock`
 
 >>> idx = Index(".conba-index", model="default")
 >>> idx.add(["src/"])
@@ -18,34 +19,32 @@ import os
 import shutil
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from conba.index import builder
 from conba.index import vectors as vec
 from conba.index.clones import candidate_pairs, clone_classes
+from conba.index.defaults import DEFAULT_INDEX_DIR, INDEX_ENV, default_index_dir
 from conba.index.errors import (
     CodeIndexError,
     CorruptIndexError,
     IncompleteIndexError,
+    IndexBusyError,
     ModelMismatchError,
     SourceError,
 )
 from conba.index.filters import DEFAULT_MAX_FILE_SIZE
+from conba.index.lock import IndexLock, holder
 from conba.index.records import AddReport, CloneClass, Hit, Unit
 from conba.index.store import Store
 from conba.index.threshold import resolve_threshold
 from conba.utils.io import read_json, write_json_atomic
 
-DEFAULT_INDEX_DIR = ".conba-index"
-INDEX_ENV = "CONBA_INDEX"
+__all__ = ["DEFAULT_INDEX_DIR", "INDEX_ENV", "Index", "default_index_dir"]
 DB_NAME, VECTORS_NAME, MANIFEST_NAME = "index.sqlite", "vectors.faiss", "manifest.json"
 FORMAT_VERSION = 1
-
-
-def default_index_dir() -> str:
-    return os.environ.get(INDEX_ENV) or DEFAULT_INDEX_DIR
 
 
 def _model_label(model: Any) -> str | None:
@@ -57,15 +56,23 @@ def _model_label(model: Any) -> str | None:
 
 class Index:
     """A code index in a folder. ``model`` is a name/path (loaded lazily) or a ``ConbaModel``;
-    when omitted, the model the index was built with is used (``default`` for a new index)."""
+    when omitted, the model the index was built with is used (``default`` for a new index).
+
+    Writing (``add``, ``rebuild``) takes the folder's lock: while another process writes the same
+    index this raises :class:`IndexBusyError`, or with ``wait=True`` waits for it (calling
+    ``on_wait(pid)`` first). With ``rebuild`` the lock is held from the wipe until :meth:`close`."""
 
     def __init__(self, path: str | os.PathLike | None = None, model: Any = None, *, create: bool = True,
-                 rebuild: bool = False, hnsw_above: int = vec.HNSW_ABOVE):
-        self.path = Path(path if path is not None else default_index_dir())
+                 rebuild: bool = False, hnsw_above: int = vec.HNSW_ABOVE, wait: bool = False,
+                 on_wait: Callable[[str], None] | None = None):
+        self.path = Path(default_index_dir(path))
         self.hnsw_above = hnsw_above
         if self.path.exists() and not self.path.is_dir():
             raise CodeIndexError(f"{self.path}: not an index folder (it is a file)")
+        self._lock = IndexLock(self.path)
+        self._wait, self._on_wait = wait, on_wait
         if rebuild:
+            self._lock.acquire(wait=wait, on_wait=on_wait)
             self._wipe()
         if not (self.path / DB_NAME).exists():
             if not create:
@@ -88,6 +95,8 @@ class Index:
 
     def close(self) -> None:
         self.store.close()
+        while self._lock.held:
+            self._lock.release()
 
     def __enter__(self) -> Index:
         return self
@@ -118,7 +127,9 @@ class Index:
         if self._model is None:
             from conba.model import load_model
 
-            model = load_model(self.model_name or "default")
+            name = self.model_name or "default"
+            model = load_model(name)
+            self._model_name = name  # recorded with a new index, so reports can name it
             self._check_model(model)
             self._model = model
         return self._model
@@ -150,8 +161,18 @@ class Index:
         """Index files/directories (incrementally) and rewrite the vector file. Returns a report."""
         paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
         t0 = time.perf_counter()
-        report = AddReport()
         model = self.model  # checks the fingerprint before touching anything
+        self._lock.acquire(wait=self._wait, on_wait=self._on_wait)
+        try:
+            report = self._add(paths, model, max_file_size, batch_size, commit_every, show_progress)
+        finally:
+            self._lock.release()
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def _add(self, paths: list, model: Any, max_file_size: int, batch_size: int, commit_every: int | None,
+             show_progress: bool) -> AddReport:
+        report = AddReport()
         previous = self._db(self.store.get_meta, "state")
         self._db(self.store.set_meta, state="building")
         try:
@@ -165,7 +186,6 @@ class Index:
         report.units_reused = max(0, changed - report.units_encoded)
         self._finalize()
         report.units_total = len(self)
-        report.seconds = time.perf_counter() - t0
         return report
 
     def _finalize(self) -> None:
@@ -192,6 +212,10 @@ class Index:
         if state is None:
             raise CodeIndexError(f"{self.path}: the index is empty; add code with `conba index PATH`")
         if state != "ready":
+            pid = None if self._lock.held else holder(self.path)
+            if pid is not None:
+                raise IndexBusyError(f"{self.path}: `conba index` (pid {pid}) is writing this index right now; "
+                                     "try again when it has finished")
             raise IncompleteIndexError(f"{self.path}: indexing was interrupted; re-run `conba index` "
                                        "to finish it")
         try:

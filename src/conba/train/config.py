@@ -41,6 +41,10 @@ class TrainConfig:
     cache_dir: str = ""            # "" = $CONBA_CACHE or ~/.cache/conba
     save_dtype: str = "float32"
     checkpoint_every: int = 200    # steps between mid-epoch checkpoints
+    device: str = "auto"           # auto (cuda when available) | cpu | cuda | cuda:N
+    amp: bool = True               # bf16 autocast for the backbone on CUDA (ignored on CPU)
+    time_budget: float = 0.0       # seconds of training before stopping like early stopping; 0 = none
+    warmup_steps: int = 100        # linear warm-up of the backbone learning rate
 
     def validate(self) -> TrainConfig:
         if not self.train:
@@ -55,6 +59,8 @@ class TrainConfig:
             raise ValueError("epochs must be >= 1")
         if self.groups_per_batch < 2 or self.per_group < 2:
             raise ValueError("groups_per_batch (P) and per_group (K) must be >= 2")
+        if self.time_budget < 0 or self.warmup_steps < 0:
+            raise ValueError("time_budget and warmup_steps must be >= 0")
         if self.save_dtype not in ("float32", "float16"):
             raise ValueError("save_dtype must be float32 or float16")
         return self
@@ -70,6 +76,7 @@ class TrainConfig:
     def run_signature(self) -> dict:
         """What must match for a checkpoint to be resumed (epochs/patience may change)."""
         d = self.to_dict()
-        for key in ("epochs", "patience", "out", "checkpoint_every", "batch_size", "cache_dir"):
+        for key in ("epochs", "patience", "out", "checkpoint_every", "batch_size", "cache_dir", "device",
+                    "time_budget"):
             d.pop(key)
         return d

@@ -35,7 +35,7 @@ def _backbone_key(backbone: Backbone, layer: int) -> str:
         state.update({f"l{i}.{k}": v for k, v in backbone.layers[i].state_dict().items()})
     for key in sorted(state):
         h.update(key.encode())
-        h.update(state[key].detach().float().numpy().tobytes()[:4096])
+        h.update(state[key].detach().float().cpu().numpy().tobytes()[:4096])
         h.update(str(float(state[key].double().sum())).encode())
     return h.hexdigest()[:16]
 
@@ -108,10 +108,11 @@ def compute_states(backbone: Backbone, codes: Sequence[str], layer: int, cache_d
         tok_len = backbone.token_lengths(chunk)
         order = sorted(range(len(chunk)), key=lambda i: -tok_len[i])
         out: list[torch.Tensor | None] = [None] * len(chunk)
+        device = next(backbone.model.parameters()).device
         for s in range(0, len(order), batch_size):
             idx = order[s:s + batch_size]
             enc = backbone.tokenize([chunk[i] for i in idx])
-            h = backbone.lower(enc["input_ids"], enc["attention_mask"], layer)
+            h = backbone.lower(enc["input_ids"].to(device), enc["attention_mask"].to(device), layer).cpu()
             for row, i in enumerate(idx):
                 out[i] = h[row, : tok_len[i]].to(torch.float16).clone()
             bar.update(len(idx))

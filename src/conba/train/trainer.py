@@ -8,6 +8,7 @@ checkpoint every ``checkpoint_every`` steps and at each epoch end lets an interr
 
 from __future__ import annotations
 
+import contextlib
 import random
 import shutil
 import time
@@ -86,7 +87,14 @@ class Trainer:
         bb = self.model.backbone
         self.start_layer = {"none": bb.num_layers, "top-k": bb.num_layers - config.top_k, "full": 0}[config.tune]
         bb.set_trainable(config.tune, config.top_k)
+        self.device = resolve_device(config.device)
+        self.model.to(self.device)
         self.history = History()
+
+    def _autocast(self):
+        if self.cfg.amp and self.device.type == "cuda":
+            return torch.autocast("cuda", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
 
     # ------------------------------------------------------------------ features
     def _states(self, records: list[CodeRecord], desc: str) -> TokenStates | None:
@@ -97,15 +105,21 @@ class Trainer:
                               self.cfg.batch_size, desc=desc, progress=self.progress)
 
     def _embed(self, records: list[CodeRecord], states: TokenStates | None, idx: list[int]) -> torch.Tensor:
-        bb, head = self.model.backbone, self.model.head
-        lang_ids = head.language_ids([records[i].language for i in idx])
+        """Embeddings (b, out_dim) of records ``idx``; the backbone may run in bf16, the head runs in fp32."""
+        bb, head, dev = self.model.backbone, self.model.head, self.device
+        lang_ids = head.language_ids([records[i].language for i in idx]).to(dev)
         if states is None:
             enc = bb.tokenize([records[i].code for i in idx])
-            return self.model.embed_tokens(enc["input_ids"], enc["attention_mask"], lang_ids)
+            mask = enc["attention_mask"].to(dev)
+            with self._autocast():
+                x = bb(enc["input_ids"].to(dev), mask)
+            return head(x.float(), mask.bool(), lang_ids)
         x, mask = states.batch(idx)
+        x, mask = x.to(dev), mask.to(dev)
         if self.cfg.tune == "top-k":
-            x = bb.upper(x, mask.long(), self.start_layer)
-        return head(x, mask, lang_ids)
+            with self._autocast():
+                x = bb.upper(x, mask.long(), self.start_layer)
+        return head(x.float(), mask, lang_ids)
 
     @torch.inference_mode()
     def embed_all(self, records: list[CodeRecord], states: TokenStates | None) -> np.ndarray:
@@ -115,7 +129,7 @@ class Trainer:
         out = torch.zeros(len(records), self.model.dim)
         for s in range(0, len(order), self.cfg.batch_size):
             idx = [int(i) for i in order[s:s + self.cfg.batch_size]]
-            out[idx] = self._embed(records, states, idx).float()
+            out[idx] = self._embed(records, states, idx).float().cpu()
         return torch.nn.functional.normalize(out, dim=-1).numpy()
 
     def dev_score(self, dev_states: TokenStates | None) -> float:
@@ -164,7 +178,9 @@ class Trainer:
     def _save_best(self) -> None:
         tmp = self.run_dir / "best.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
+        self.model.to("cpu")  # saving compares with the (CPU) base model; parameters keep their identity
         self.model.save(tmp, dtype="float32")
+        self.model.to(self.device)
         shutil.rmtree(self.run_dir / "best", ignore_errors=True)
         tmp.replace(self.run_dir / "best")
 
@@ -199,6 +215,11 @@ class Trainer:
         if bb_params:
             groups_opt.append({"params": bb_params, "lr": cfg.lr_backbone})
         opt = torch.optim.AdamW(groups_opt, weight_decay=cfg.weight_decay)
+        # Linear warm-up of the backbone learning rate (a fresh head would otherwise push large
+        # gradients into pretrained layers); the head starts at full rate.
+        def set_backbone_lr(global_step: int) -> None:
+            if bb_params:
+                opt.param_groups[1]["lr"] = warmup_lr(cfg.lr_backbone, global_step, cfg.warmup_steps)
         state = self._load_checkpoint(opt) if not restart else None
         if state is None:
             state = {"epoch": 0, "step": 0, "best": -1.0, "best_epoch": -1, "bad_epochs": 0}
@@ -214,7 +235,9 @@ class Trainer:
                      f"step {state['step']}")
         gid = {g: i for i, g in enumerate(sorted({r.group for r in self.train_records}))}
         group_ids = [gid[r.group] for r in self.train_records]
-        while state["epoch"] < cfg.epochs and state["bad_epochs"] < cfg.patience:
+        t_start = time.time()
+        out_of_time = False
+        while state["epoch"] < cfg.epochs and state["bad_epochs"] < cfg.patience and not out_of_time:
             epoch = state["epoch"] + 1
             batches = sampler.epoch(epoch)
             self.model.train()
@@ -224,11 +247,14 @@ class Trainer:
             for step in range(state["step"], len(batches)):
                 idx = batches[step]
                 emb = self._embed(self.train_records, train_states, idx)
-                loss = in_batch_loss(emb, torch.tensor([group_ids[i] for i in idx]), cfg.temperature, cfg.loss)
+                labels = torch.tensor([group_ids[i] for i in idx], device=self.device)
+                loss = in_batch_loss(emb, labels, cfg.temperature, cfg.loss)
+                set_backbone_lr(state.get("global_step", 0))
                 opt.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(head_params + bb_params, 1.0)
                 opt.step()
+                state["global_step"] = state.get("global_step", 0) + 1
                 losses.append(loss.item())
                 self.history.log_step(losses[-1])
                 bar.update(1)
@@ -236,6 +262,11 @@ class Trainer:
                 state["step"] = step + 1
                 if cfg.checkpoint_every and state["step"] % cfg.checkpoint_every == 0:
                     self._save_checkpoint(opt, state)
+                if cfg.time_budget and time.time() - t_start > cfg.time_budget:
+                    out_of_time = True
+                    self.log(f"time budget of {cfg.time_budget:.0f}s used up at epoch {epoch}, "
+                             f"step {state['step']}/{len(batches)}: stopping")
+                    break
             bar.close()
             train_loss = float(np.mean(losses)) if losses else None
             score = self.dev_score(dev_states) if self.dev_records else -float(train_loss or 0.0)
@@ -257,13 +288,14 @@ class Trainer:
     def _finish(self, state: dict, dev_states: TokenStates | None) -> ConbaModel:
         best = ConbaModel.load(self.run_dir / "best")
         best.info = {**self.model.info, "best_epoch": state["best_epoch"], "dev_map_at_r": state["best"]}
-        self.model = best
+        self.model = best.to(self.device)
         if self.dev_records:
             emb = self.embed_all(self.dev_records, dev_states)
             i, j, labels = balanced_pairs([r.group for r in self.dev_records],
                                           [r.language for r in self.dev_records], seed=self.cfg.seed)
             best.threshold = float(calibrate_threshold(np.sum(emb[i] * emb[j], axis=1), labels))
         self.history.save(self.run_dir)
+        best.to("cpu")
         best.save(self.out, dtype=self.cfg.save_dtype)
         write_json_atomic(self.run_dir / "result.json", {"best_epoch": state["best_epoch"],
                                                          "dev_map_at_r": state["best"],
@@ -271,6 +303,20 @@ class Trainer:
         self.log(f"saved {self.out} (best epoch {state['best_epoch']}, dev MAP@R {state['best']:.4f}, "
                  f"threshold {best.threshold})")
         return best
+
+
+def warmup_lr(base: float, step: int, warmup_steps: int) -> float:
+    """Learning rate at optimisation step ``step`` (0-based) of a linear warm-up over ``warmup_steps``."""
+    return base * min(1.0, (step + 1) / max(warmup_steps, 1))
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(name)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(f"device '{name}' requested but CUDA is not available; use --device cpu")
+    return device
 
 
 def _canonical(name: str) -> str:

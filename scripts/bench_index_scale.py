@@ -1,0 +1,379 @@
+"""Scale measurement of ``conba index`` / ``search`` / ``clones`` on a ~20k-function corpus.
+
+The corpus is built from the grouped JSONL data (``{mbxp,atcoder}_{train,dev}.jsonl``: every record
+becomes a source file with its language's extension) plus files of the local Python standard
+library, written to a scratch tree (default ``runs/scale/tree``; never into the repository).
+
+Phases (each a separate invocation, so each has its own peak memory; ``all`` runs them in turn):
+
+* ``build``     write the tree (skipped when it already exists with the same settings);
+* ``index``     ``Index.add`` over the tree with the model (= ``conba index``); resumable: re-running
+                continues an interrupted run and the encoding rate is summed over the runs;
+* ``query``     ``clones`` over every function (all pairs, then cross-language only), search latency
+                p50 / p95 over sampled queries (end to end, and split into encoding vs FAISS);
+* ``synthetic`` FAISS flat vs HNSW on N random unit vectors, or with ``--vectors-from`` on the real
+                embeddings of an index (build rate, single-query latency, kNN-graph throughput,
+                HNSW recall@10, bytes per vector): the inputs of the 1M estimate.
+
+Results are merged into ``OUT/results.json`` (one key per phase) and printed.
+
+Examples::
+
+    python scripts/bench_index_scale.py --phase build
+    flock -x /tmp/conba-cpu.lock timeout 3000 python scripts/bench_index_scale.py --phase index
+    flock -x /tmp/conba-cpu.lock timeout 900 python scripts/bench_index_scale.py --phase query
+    flock -x /tmp/conba-cpu.lock timeout 900 python scripts/bench_index_scale.py --phase synthetic
+    python scripts/bench_index_scale.py --phase report
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+DATA_FILES = ("mbxp_train.jsonl", "mbxp_dev.jsonl", "atcoder_train.jsonl", "atcoder_dev.jsonl")
+STDLIB_SKIP_DIRS = {"test", "tests", "idle_test", "site-packages", "dist-packages", "__pycache__"}
+
+
+# ---------------------------------------------------------------------- helpers
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def machine() -> dict:
+    cpu = platform.processor() or "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = "?"
+    import torch
+
+    return {"cpu": cpu, "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+            "python": platform.python_version(), "torch": torch.__version__, "commit": commit,
+            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "loadavg_start": os.getloadavg()}
+
+
+def percentile_ms(seconds: list[float], q: float) -> float:
+    return round(float(np.percentile(np.array(seconds) * 1000, q)), 2)
+
+
+def save_phase(out: Path, phase: str, result: dict) -> None:
+    from conba.utils.io import read_json, write_json_atomic
+
+    path = out / "results.json"
+    results = read_json(path) if path.exists() else {}
+    results[phase] = result
+    write_json_atomic(path, results)
+
+
+def model_info(model) -> dict:
+    return {"fingerprint": model.fingerprint(), "dim": model.dim,
+            "threshold": model.threshold}
+
+
+# ---------------------------------------------------------------------- build
+def build(args: argparse.Namespace) -> dict:
+    from conba.index.extract import extract_units
+    from conba.index.languages import EXTENSIONS
+
+    tree = args.out / "tree"
+    settings = {"target": args.target, "stdlib_share": args.stdlib_share, "seed": args.seed,
+                "data": str(args.data), "stdlib": args.stdlib}
+    stamp = tree / "BUILD.json"
+    if stamp.exists() and json.loads(stamp.read_text()).get("settings") == settings:
+        print(f"tree exists: {tree} (delete it to rebuild)")
+        return json.loads(stamp.read_text())
+    if tree.exists():
+        shutil.rmtree(tree)
+    # runs/ is gitignored by the repository; an (empty) .git folder makes the tree its own root,
+    # so the walker reads no .gitignore from above it
+    (tree / ".git").mkdir(parents=True)
+    ext = {}
+    for e, lang in EXTENSIONS.items():
+        ext.setdefault(lang, e)
+    rng = random.Random(args.seed)
+
+    std_root = Path(args.stdlib)
+    std_files = []
+    for d, dirs, files in os.walk(std_root):
+        dirs[:] = sorted(x for x in dirs if x not in STDLIB_SKIP_DIRS and not x.startswith("."))
+        std_files += [Path(d) / f for f in sorted(files) if f.endswith(".py")]
+    rng.shuffle(std_files)
+    std_target = int(args.target * args.stdlib_share)
+    std_funcs = std_count = 0
+    for src in std_files:
+        if std_funcs >= std_target:
+            break
+        try:
+            text = src.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        dst = tree / "stdlib" / src.relative_to(std_root)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_text(text, encoding="utf-8")
+        std_funcs += len(extract_units(str(dst), text, "python"))
+        std_count += 1
+
+    records = []
+    for name in DATA_FILES:
+        with open(args.data / name, encoding="utf-8") as fh:
+            records += [json.loads(line) for line in fh if line.strip()]
+    rng.shuffle(records)
+    data_funcs = data_count = 0
+    per_language: dict[str, int] = {}
+    for rec in records:
+        if std_funcs + data_funcs >= args.target:
+            break
+        lang = rec["language"]
+        safe = rec["id"].replace("/", "_").replace(os.sep, "_")
+        dst = tree / "data" / rec.get("source", "data") / lang / f"{safe}{ext[lang]}"
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_text(rec["code"], encoding="utf-8")
+        n = len(extract_units(str(dst), rec["code"], lang))
+        data_funcs += n
+        data_count += 1
+        per_language[lang] = per_language.get(lang, 0) + n
+    per_language["python (stdlib)"] = std_funcs
+    result = {"settings": settings, "tree": str(tree), "stdlib_files": std_count, "stdlib_functions": std_funcs,
+              "data_files": data_count, "data_functions": data_funcs, "functions_by_language": per_language}
+    stamp.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {std_count} stdlib files ({std_funcs} functions) and {data_count} data files "
+          f"({data_funcs} functions) to {tree}")
+    return result
+
+
+# ---------------------------------------------------------------------- index
+def index(args: argparse.Namespace) -> dict:
+    from conba.index import Index
+    from conba.utils.io import read_json
+
+    tree = args.out / "tree"
+    if not (tree / "BUILD.json").exists():
+        raise SystemExit(f"{tree}: no tree; run --phase build first")
+    info = machine()
+    t0 = time.perf_counter()
+    idx = Index(args.out / "index", model=args.model)
+    load_s = time.perf_counter() - t0
+    report = idx.add([str(tree / "data"), str(tree / "stdlib")], batch_size=args.batch_size, show_progress=True)
+    stats = idx.stats()
+    idx.close()
+    prev = read_json(args.out / "results.json").get("index", {}) if (args.out / "results.json").exists() else {}
+    runs = prev.get("runs", []) if prev.get("fingerprint") == stats["fingerprint"] else []
+    runs.append({"encoded": report.units_encoded, "seconds": round(report.seconds, 1), "date": info["date"],
+                 "loadavg_start": info["loadavg_start"], "loadavg_end": os.getloadavg()})
+    encoded = sum(r["encoded"] for r in runs)
+    seconds = sum(r["seconds"] for r in runs)
+    folder = args.out / "index"
+    reasons: dict[str, int] = {}
+    for _, reason in report.skipped:
+        reasons[reason] = reasons.get(reason, 0) + 1
+    manifest = read_json(folder / "manifest.json")
+    return {
+        "command": f"Index({folder}, model={args.model!r}).add([tree/data, tree/stdlib])  (= conba index "
+                   f"{tree}/data {tree}/stdlib --index {folder} --model {args.model})",
+        "machine": info, "model": stats["model"], "fingerprint": stats["fingerprint"],
+        "threshold": stats["threshold"], "model_load_s": round(load_s, 1),
+        "files": report.files_seen, "functions": report.units_total, "languages": stats["languages"],
+        "skipped": len(report.skipped), "skipped_by_reason": reasons,
+        "distinct_functions_encoded": encoded, "index_seconds": round(seconds, 1),
+        "functions_per_s": round(encoded / seconds, 2) if seconds else None, "runs": runs,
+        "vector_kind": manifest["kind"], "sqlite_mb": round((folder / "index.sqlite").stat().st_size / 2**20, 1),
+        "faiss_mb": round((folder / "vectors.faiss").stat().st_size / 2**20, 1),
+        "peak_rss_mb_this_run": round(peak_rss_mb()),
+    }
+
+
+# ---------------------------------------------------------------------- query
+def query(args: argparse.Namespace) -> dict:
+    from conba.index import Index
+    from conba.index import vectors as vec
+
+    info = machine()
+    folder = args.out / "index"
+    t0 = time.perf_counter()
+    idx = Index(folder, create=False)
+    n = len(idx)
+    model = idx.model
+    load_s = time.perf_counter() - t0
+    out: dict = {"machine": info, "model": idx.model_name, **model_info(model), "functions": n,
+                 "model_load_s": round(load_s, 1)}
+
+    from conba.index.threshold import resolve_threshold
+
+    auto = resolve_threshold("auto", idx.threshold)
+    out["clones"] = []
+    for t in (auto, *args.thresholds):
+        for cross in (False, True):
+            t0 = time.perf_counter()
+            classes = idx.clones(t, cross_language_only=cross)
+            sizes = sorted((len(c.units) for c in classes), reverse=True)
+            row = {"threshold": round(t, 4), "auto": t == auto, "cross_language_only": cross,
+                   "seconds": round(time.perf_counter() - t0, 2), "classes": len(classes),
+                   "pairs": sum(len(c.pairs) for c in classes), "largest_classes": sizes[:3],
+                   "functions_in_classes": sum(sizes),
+                   "command": f"conba clones --index {folder} -t {t:.4f}{' -x' if cross else ''} -o /dev/null"}
+            out["clones"].append(row)
+            print(f"clones: {row}", flush=True)
+
+    units = idx.units()
+    rng = random.Random(args.seed + 1)
+    sample = rng.sample(units, min(args.queries, len(units)))
+    faiss_index = idx._vectors()
+    for u in sample[:3]:  # warm-up
+        idx.search(u.code, k=10, query_language=u.language)
+    total, enc, knn, fetch, self_top = [], [], [], [], 0
+    for u in sample:  # end to end, then the same query step by step (interleaved: same load)
+        t0 = time.perf_counter()
+        hits = idx.search(u.code, k=10, query_language=u.language)
+        total.append(time.perf_counter() - t0)
+        self_top += bool(hits) and hits[0].unit.hash == u.hash
+        t0 = time.perf_counter()
+        q = model.encode([u.code], languages=[u.language], show_progress_bar=False)
+        t1 = time.perf_counter()
+        _, ids = vec.search(faiss_index, q, 10)
+        t2 = time.perf_counter()
+        idx.store.units([int(i) for i in ids[0] if i >= 0])
+        t3 = time.perf_counter()
+        enc.append(t1 - t0)
+        knn.append(t2 - t1)
+        fetch.append(t3 - t2)
+    tokens = model.backbone.token_lengths([u.code for u in sample])
+    out["search"] = {
+        "queries": len(sample), "k": 10, "query_source": "random indexed functions (own code and language)",
+        "p50_ms": percentile_ms(total, 50), "p95_ms": percentile_ms(total, 95),
+        "mean_ms": round(float(np.mean(total)) * 1000, 2),
+        "encode_p50_ms": percentile_ms(enc, 50), "encode_p95_ms": percentile_ms(enc, 95),
+        "faiss_p50_ms": percentile_ms(knn, 50), "faiss_p95_ms": percentile_ms(knn, 95),
+        "sqlite_p50_ms": percentile_ms(fetch, 50), "sqlite_p95_ms": percentile_ms(fetch, 95),
+        "query_tokens_p50": int(np.median(tokens)), "query_tokens_p95": int(np.percentile(tokens, 95)),
+        "self_at_rank_1": round(self_top / len(sample), 3),
+        "command": f"conba search FILE --index {folder} -k 10",
+    }
+    out["peak_rss_mb"] = round(peak_rss_mb())
+    out["loadavg_end"] = os.getloadavg()
+    idx.close()
+    return out
+
+
+# ---------------------------------------------------------------------- synthetic
+def synthetic(args: argparse.Namespace) -> dict:
+    import faiss
+
+    from conba.index import vectors as vec
+
+    info = machine()
+    rng = np.random.default_rng(args.seed)
+    if args.vectors_from:  # the real embeddings of an index (distinct contents)
+        import sqlite3
+
+        db = sqlite3.connect(f"file:{Path(args.vectors_from) / 'index.sqlite'}?mode=ro", uri=True)
+        x = np.stack([np.frombuffer(b, dtype=np.float32) for (b,) in db.execute("SELECT vector FROM vectors")])
+        db.close()
+        data = f"real embeddings from {args.vectors_from}"
+    else:
+        x = rng.standard_normal((args.synthetic, args.dim), dtype=np.float32)
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        data = "random unit vectors (no structure: worst case for HNSW)"
+    n, d = x.shape
+    nq = min(1000, n)
+    queries = x[rng.choice(n, nq, replace=False)]
+    ids = np.arange(n, dtype=np.int64)
+    out: dict = {"machine": info, "vectors": n, "dim": d, "data": data,
+                 "hnsw_params": {"M": vec.HNSW_M, "efConstruction": vec.HNSW_EF_CONSTRUCTION,
+                                 "efSearch": vec.HNSW_EF_SEARCH}}
+    exact = None
+    for kind, above in (("flat", n + 1), ("hnsw", 0)):
+        t0 = time.perf_counter()
+        index, built = vec.build(ids, x, hnsw_above=above)
+        build_s = time.perf_counter() - t0
+        lat = []
+        for q in queries[:200]:
+            t0 = time.perf_counter()
+            vec.search(index, q[None], 10)
+            lat.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        _, nbrs = vec.search(index, queries, 11)  # the clones kNN graph: 10 neighbours + itself
+        knn_qps = nq / (time.perf_counter() - t0)
+        if exact is None:
+            exact = nbrs
+            recall = 1.0
+        else:
+            recall = float(np.mean([len(set(a[:10]) & set(b[:10])) / 10 for a, b in zip(nbrs, exact)]))
+        size = len(faiss.serialize_index(index))
+        out[kind] = {"kind": built, "build_s": round(build_s, 2), "build_vectors_per_s": round(n / build_s),
+                     "query_p50_ms": percentile_ms(lat, 50), "query_p95_ms": percentile_ms(lat, 95),
+                     "knn_graph_queries_per_s": round(knn_qps, 1), "recall_at_10_vs_flat": round(recall, 4),
+                     "bytes_per_vector": round(size / n, 1)}
+        print(f"{kind}: {out[kind]}", flush=True)
+        del index
+    out["peak_rss_mb"] = round(peak_rss_mb())
+    return out
+
+
+# ---------------------------------------------------------------------- main
+def report(out: Path) -> None:
+    path = out / "results.json"
+    if not path.exists():
+        raise SystemExit(f"{path}: no results yet")
+    print(json.dumps(json.loads(path.read_text()), indent=2))
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("Examples::")[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--phase", choices=["build", "index", "query", "synthetic", "report", "all"], default="all")
+    p.add_argument("--out", type=Path, default=ROOT / "runs" / "scale", help="scratch folder (tree, index, results)")
+    p.add_argument("--data", type=Path, default=DATA, help="folder with the grouped JSONL files")
+    p.add_argument("--stdlib", default=sysconfig.get_paths()["stdlib"], help="Python standard library folder")
+    p.add_argument("--target", type=int, default=20_000, help="functions in the corpus (approximate)")
+    p.add_argument("--stdlib-share", type=float, default=0.3, help="share of the functions from the stdlib")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("-m", "--model", default="default", help="model for a new index (an existing one keeps its own)")
+    p.add_argument("-b", "--batch-size", type=int, default=32)
+    p.add_argument("-q", "--queries", type=int, default=150, help="search queries to time")
+    p.add_argument("-t", "--thresholds", type=float, nargs="*", default=[0.8, 0.9, 0.95],
+                   help="clone thresholds to time besides the model's (auto)")
+    p.add_argument("--synthetic", type=int, default=200_000, help="random vectors for the FAISS flat/HNSW phase")
+    p.add_argument("--dim", type=int, default=384, help="vector width for the synthetic phase")
+    p.add_argument("--vectors-from", metavar="INDEX_DIR",
+                   help="synthetic phase on the real embeddings of this index instead of random vectors "
+                        "(results saved as 'synthetic_real')")
+    args = p.parse_args(argv)
+    args.out = args.out.resolve()
+    phases = ["build", "index", "query", "synthetic"] if args.phase == "all" else [args.phase]
+    for phase in phases:
+        if phase == "report":
+            report(args.out)
+            continue
+        print(f"== {phase} ({datetime.now().strftime('%H:%M:%S')})", flush=True)
+        result = {"build": build, "index": index, "query": query, "synthetic": synthetic}[phase](args)
+        result["argv"] = " ".join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])])
+        save_phase(args.out, "synthetic_real" if phase == "synthetic" and args.vectors_from else phase, result)
+        print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=2), flush=True)
+
+
+if __name__ == "__main__":
+    main()

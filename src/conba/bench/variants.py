@@ -1,0 +1,151 @@
+"""The encoders compared by ``conba bench speed``, all on the same backbone weights.
+
+* ``st``    sentence-transformers ``encode`` (the peer): Transformer(backbone) + mean pooling +
+            Normalize, the backbone loaded by sentence-transformers itself (no conba head);
+* ``exact`` conba, torch engine, no pruning (the model's own head);
+* ``sdtp``  conba + SDTP token pruning, torch engine;
+* ``onnx``  conba, ONNX Runtime with dynamic int8 quantisation, no pruning;
+* ``both``  conba + SDTP, ONNX Runtime int8.
+
+Each variant is a function ``(codes, languages) -> float32 (n, d)`` with L2-normalised rows.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+VARIANTS = ("st", "exact", "sdtp", "onnx", "both")
+Encoder = Callable[[list[str], list[str]], np.ndarray]
+
+
+@dataclass
+class VariantSet:
+    encoders: dict[str, Encoder]
+    skipped: dict[str, str] = field(default_factory=dict)  # variant -> why
+    model: object = None  # the ConbaModel (pruner attached when available)
+    st_model: object = None
+    pruner_source: str = ""
+    cleanup: list = field(default_factory=list)
+
+
+def resolve_pruner(model, model_name: str, sdtp: str | None):
+    """The pruner to benchmark: the model's own, the one in ``sdtp`` (a pruned model folder of the
+    same base model), or for the shipped default model the shipped ``default-sdtp`` one.
+    Returns (pruner or None, source text)."""
+    from conba.model import load_model
+
+    if model.pruner is not None:
+        return model.pruner, f"{model_name} (its own prune/)"
+    candidates = [sdtp] if sdtp else (["default-sdtp"] if model_name == "default" else [])
+    for cand in candidates:
+        try:
+            other = load_model(cand)
+        except Exception as exc:  # noqa: BLE001 - reported as a skip reason
+            return None, f"could not load SDTP model {cand!r}: {exc}"
+        if other.pruner is None:
+            return None, f"{cand!r} has no pruning module (train one with `conba prune train`)"
+        base = other.pruner.config.base_fingerprint
+        if base and base != model.fingerprint():
+            return None, (f"the pruner in {cand!r} was trained for model {base}, not {model.fingerprint()}; "
+                          f"retrain: conba prune train --model {model_name} --out DIR")
+        return other.pruner, str(cand)
+    return None, "no pruning module: pass --sdtp DIR (made by `conba prune train`)"
+
+
+def sentence_transformer(model, workdir: Path):
+    """A SentenceTransformer over the same backbone weights (mean pooling + Normalize), max length as conba."""
+    from sentence_transformers import SentenceTransformer, models
+
+    from conba.encoder.backbone import embedded_model_path, is_embedded, load_hf
+
+    backbone = model.backbone
+    path = None
+    if is_embedded(backbone.config.name_or_path):
+        _, base = load_hf(backbone.config.name_or_path)
+        ref = base.state_dict()
+        if all(torch.equal(v, ref[k]) for k, v in backbone.model.state_dict().items() if k in ref):
+            path = str(embedded_model_path())  # unchanged weights: the packaged folder, as users load it
+    if path is None:
+        path = str(workdir / "st-backbone")
+        backbone.model.save_pretrained(path, safe_serialization=True)
+        backbone.tokenizer.save_pretrained(path)
+    word = models.Transformer(path, max_seq_length=backbone.max_length)
+    dim_of = getattr(word, "get_embedding_dimension", None) or word.get_word_embedding_dimension
+    pool = models.Pooling(dim_of(), pooling_mode="mean")
+    return SentenceTransformer(modules=[word, pool, models.Normalize()], device="cpu")
+
+
+def build_variants(model_name: str, sdtp: str | None, batch_size: int, wanted: list[str]) -> VariantSet:
+    from conba.model import load_model
+
+    model = load_model(model_name)
+    model.eval()
+    out = VariantSet({}, model=model)
+    pruner, source = resolve_pruner(model, model_name, sdtp)
+    out.pruner_source = source
+    if pruner is not None:
+        model.pruner = pruner
+    try:
+        from conba.engine.onnx_export import require_onnx
+
+        require_onnx()
+        onnx_missing = ""
+    except RuntimeError as exc:
+        onnx_missing = str(exc)
+
+    def conba(prune: bool, engine: str) -> Encoder:
+        def encode(codes: list[str], languages: list[str]) -> np.ndarray:
+            model.use_pruning = prune
+            return model.encode(codes, languages=languages, batch_size=batch_size, engine=engine,
+                                show_progress_bar=False)
+        return encode
+
+    for name in wanted:
+        if name == "st":
+            try:
+                tmp = tempfile.TemporaryDirectory(prefix="conba-bench-")
+                out.cleanup.append(tmp)
+                st = sentence_transformer(model, Path(tmp.name))
+            except ImportError:
+                out.skipped[name] = "sentence-transformers is not installed: pip install 'conba[bench]'"
+                continue
+            out.st_model = st
+
+            def st_encode(codes: list[str], languages: list[str], st=st) -> np.ndarray:
+                return st.encode(codes, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
+            out.encoders[name] = st_encode
+        elif name == "exact":
+            out.encoders[name] = conba(False, "torch")
+        elif name in ("sdtp", "both") and pruner is None:
+            out.skipped[name] = source
+        elif name in ("onnx", "both") and onnx_missing:
+            out.skipped[name] = onnx_missing
+        elif name == "sdtp":
+            out.encoders[name] = conba(True, "torch")
+        elif name == "onnx":
+            out.encoders[name] = conba(False, "onnx")
+        elif name == "both":
+            out.encoders[name] = conba(True, "onnx")
+        else:
+            raise ValueError(f"unknown variant {name!r} ({', '.join(VARIANTS)})")
+    return out
+
+
+def headless_exact(model) -> Encoder:
+    """conba's torch path with mean pooling and no head, on the model's backbone (for the cosine check
+    against sentence-transformers, which has no head)."""
+    from conba.heads import HeadConfig, build_head
+    from conba.model import ConbaModel
+
+    bare = ConbaModel(model.backbone, build_head(HeadConfig(kind="none", dim=model.backbone.hidden_size)))
+    bare.eval()
+
+    def encode(codes: list[str], languages: list[str]) -> np.ndarray:
+        return bare.encode(codes, show_progress_bar=False)
+    return encode

@@ -1,0 +1,92 @@
+"""``conba bench``: benchmarks (``conba bench speed``)."""
+
+from __future__ import annotations
+
+import click
+
+from conba.cli.common import friendly_errors, resolve_model_name
+
+
+def _variants(text: str) -> list[str]:
+    from conba.bench.variants import VARIANTS
+
+    if text.strip().lower() in ("", "none"):
+        return []
+    if text.strip().lower() == "all":
+        return list(VARIANTS)
+    out = [v.strip() for v in text.split(",") if v.strip()]
+    for v in out:
+        if v not in VARIANTS:
+            raise click.BadParameter(f"unknown variant {v!r} (choose from {', '.join(VARIANTS)}, all, none)")
+    return out
+
+
+@click.group("bench", context_settings={"help_option_names": ["-h", "--help"]})
+def bench() -> None:
+    """Benchmarks.
+
+    \b
+    Examples:
+      conba bench speed --limit 256
+    """
+
+
+@bench.command("speed")
+@click.option("-d", "--data", default="../shared/data/atcoder_dev.jsonl", show_default=True,
+              help="Grouped JSONL file: the timed snippets are drawn from it (and MAP@R is computed on it).")
+@click.option("-n", "--limit", default=256, show_default=True, help="Timed snippets (seeded random sample).")
+@click.option("-r", "--repeats", default=5, show_default=True, help="Timed repeats per variant (median reported).")
+@click.option("-b", "--batch-size", default=32, show_default=True, help="Batch size of every variant.")
+@click.option("-m", "--model", "model", default=None, metavar="M", help="Model (default: shipped). Env: CONBA_MODEL.")
+@click.option("--sdtp", default="", metavar="DIR",
+              help="Pruned model folder (conba prune train) of the same model; default: the model's own "
+                   "pruner, or the shipped 'default-sdtp' one for the default model.")
+@click.option("-V", "--variants", default="all", show_default=True,
+              help="Timed variants, comma separated: st, exact, sdtp, onnx, both.")
+@click.option("--map-variants", default="all", show_default=True,
+              help="Variants whose MAP@R is computed ('none' to skip MAP@R).")
+@click.option("--map-data", default="", help="File for MAP@R (default: --data).")
+@click.option("--map-limit", default=0, show_default=True, help="MAP@R on about N records (whole groups); 0 = all.")
+@click.option("--cache-dir", default="", help="Cache of MAP@R embeddings (default $CONBA_CACHE/bench).")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--json", "json_out", default="", metavar="FILE", help="Also write the full report as JSON.")
+@friendly_errors
+def speed(data: str, limit: int, repeats: int, batch_size: int, model: str | None, sdtp: str, variants: str,
+          map_variants: str, map_data: str, map_limit: int, cache_dir: str, seed: int, json_out: str) -> None:
+    """Encoding speed: sentence-transformers (the peer) vs conba exact, + SDTP, + ONNX int8, both.
+
+    Every variant encodes the same snippets with the same backbone weights, alternating, REPEATS
+    times; the table gives median snippets/s, the ratio to sentence-transformers, CPU ms per
+    snippet, mean cross-language MAP@R on the whole --data file (encoded once per variant, cached),
+    and cosines to exact conba. Run it alone on the machine: other jobs distort wall-clock numbers.
+
+    \b
+    Needs: sentence-transformers, onnxruntime and onnx:  pip install 'conba[bench]'
+    (variants whose packages are missing are skipped, with the reason printed).
+    CONBA_THREADS sets the thread count of torch and ONNX Runtime.
+
+    \b
+    Examples:
+      conba bench speed --limit 256
+      conba bench speed -n 512 -r 7 --json runs/speed.json
+      conba bench speed -V st,exact --map-variants none          # quick peer check
+      conba bench speed --sdtp runs/default-sdtp --map-limit 1500
+    """
+    import json
+
+    from conba.bench.report import format_report
+    from conba.bench.speed import SpeedConfig, run_speed
+    from conba.utils.io import write_json_atomic
+
+    cfg = SpeedConfig(data=data, limit=limit, repeats=repeats, batch_size=batch_size,
+                      model=resolve_model_name(model), sdtp=sdtp, variants=_variants(variants),
+                      map_variants=_variants(map_variants), map_data=map_data, map_limit=map_limit,
+                      cache_dir=cache_dir, seed=seed)
+    report = run_speed(cfg, log=lambda m: click.echo(m, err=True))
+    click.echo(format_report(report))
+    if json_out:
+        write_json_atomic(json_out, report)
+        click.echo(f"report written to {json_out}", err=True)
+    else:
+        click.echo(json.dumps({"variants": {k: v.get("snippets_per_s") for k, v in report["variants"].items()}}),
+                   err=True)

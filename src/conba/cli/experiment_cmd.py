@@ -1,0 +1,303 @@
+"""``conba experiment``: the research experiment suite (ablation, classifiers, temperature, figures, noise, all)."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import click
+
+from conba.cli.common import friendly_errors, model_option
+
+_FILE = click.Path(dir_okay=False, path_type=Path)
+_DIR = click.Path(file_okay=False, path_type=Path)
+
+# option name -> ExperimentConfig field, for the options shared by the training-based subcommands
+_CFG_OPTIONS = ("backbone", "max_length", "cap", "train_limit", "dev_limit", "epochs", "patience",
+                "groups_per_batch", "per_group", "temperature", "head_tokens", "token_steps", "token_epochs",
+                "batch_size", "cache_dir", "device", "threads", "work")
+
+
+def _floats(text: str | None) -> list[float] | None:
+    if text is None:
+        return None
+    try:
+        return [float(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated numbers, got '{text}'") from None
+
+
+def _ints(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        return [int(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated integers, got '{text}'") from None
+
+
+def _names(text: str | None) -> list[str] | None:
+    return None if text is None else [x for x in text.replace(" ", "").split(",") if x]
+
+
+def common_options(f):
+    """Data, output, budget and device options shared by every training-based subcommand."""
+    opts = [
+        click.option("-d", "--data", type=_DIR, help="Folder with *_train.jsonl and *_dev.jsonl files."),
+        click.option("--train", "train_files", multiple=True, type=_FILE, help="Training file (repeatable)."),
+        click.option("--dev", "dev_files", multiple=True, type=_FILE,
+                     help="Dev file (repeatable); the first is the early-stopping set, all are evaluated."),
+        click.option("-o", "--out", required=True, type=_DIR, help="Output folder (JSON, markdown, PNGs)."),
+        click.option("-w", "--work", default=None,
+                     help="Folder for data subsets and trained models (default runs/experiments); reused."),
+        click.option("-q", "--quick", is_flag=True, help="Tiny CI-sized settings (minutes); every part still runs."),
+        click.option("--backbone", default=None, help="HF encoder name or folder; default: embedded MiniLM."),
+        click.option("--max-length", type=int, default=None, help="Token cap (default 256; quick 128)."),
+        click.option("--cap", type=int, default=None, help="Max training snippets per (group, language) (2; quick 1)."),
+        click.option("--train-limit", type=int, default=None, help="Then ~N training snippets (whole groups)."),
+        click.option("--dev-limit", type=int, default=None, help="~N records of whole groups per dev file (1500)."),
+        click.option("--seeds", default=None, help="Comma-separated training seeds (default 0,1,2; quick 0,1)."),
+        click.option("-e", "--epochs", type=int, default=None, help="Max epochs of pooled heads (8; quick 2)."),
+        click.option("--patience", type=int, default=None, help="Early-stopping patience (3)."),
+        click.option("-P", "--groups-per-batch", type=int, default=None, help="Groups per batch P (32)."),
+        click.option("-K", "--per-group", type=int, default=None, help="Snippets per group K (4)."),
+        click.option("-t", "--temperature", type=float, default=None, help="Loss temperature τ (0.05)."),
+        click.option("--head-tokens", type=int, default=None,
+                     help="Over-tokens heads read the first T token states (32; 0 = all, use on a GPU)."),
+        click.option("--token-steps", type=int, default=None, help="Batches/epoch, over-tokens heads (20)."),
+        click.option("--token-epochs", type=int, default=None, help="Max epochs of over-tokens heads (1)."),
+        click.option("--batch-size", type=int, default=None, help="Encoding/evaluation batch size (64)."),
+        click.option("--cache-dir", default=None, help="Feature cache (default $CONBA_CACHE or ~/.cache/conba)."),
+        click.option("--device", default=None, help="auto (CUDA when available, default), cpu, cuda, cuda:N."),
+        click.option("--threads", type=int, default=None,
+                     help="Torch CPU threads (default: torch's; 1 is much faster when other jobs share the CPU)."),
+        click.option("--progress/--no-progress", default=None, help="Progress bars (default: when a terminal)."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def build_config(opts: dict):
+    """An ExperimentConfig from the parsed options (``quick`` preset first, explicit options win)."""
+    from conba.experiments.config import ExperimentConfig, discover
+
+    cfg = ExperimentConfig.quick_preset() if opts.pop("quick", False) else ExperimentConfig()
+    data, train, dev = opts.pop("data", None), list(opts.pop("train_files", ())), list(opts.pop("dev_files", ()))
+    if data is not None:
+        found_train, found_dev = discover(data)
+        train, dev = train or found_train, dev or found_dev
+    cfg.train, cfg.dev = [str(p) for p in train], [str(p) for p in dev]
+    seeds = _ints(opts.pop("seeds", None))
+    if seeds is not None:
+        cfg.seeds = seeds
+    for name in _CFG_OPTIONS:
+        value = opts.pop(name, None)
+        if value is not None:
+            setattr(cfg, name, value)
+    return cfg.validate()
+
+
+def _log(msg: str) -> None:
+    click.echo(msg, err=True)
+
+
+def _command() -> str:
+    """The running command, rebuilt from its parsed options (for the reports)."""
+    ctx = click.get_current_context()
+    parts = [f"conba experiment {ctx.info_name}"]
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name)
+        if value in (None, False, ()) or param.name == "progress" or not isinstance(param, click.Option):
+            continue
+        opt = max(param.opts, key=len)
+        values = value if isinstance(value, tuple) else (value,)
+        parts += [opt if v is True else f"{opt} {shlex.quote(str(v))}" for v in values]
+    return " ".join(parts)
+
+
+def _setup(opts: dict):
+    """(cfg, runner, out, progress) for a training-based subcommand."""
+    from conba.cli.common import show_progress
+    from conba.experiments.data import prepare
+    from conba.experiments.runner import Runner
+
+    out = opts.pop("out")
+    progress = opts.pop("progress", None)
+    progress = show_progress() if progress is None else progress
+    cfg = build_config(opts)
+    out.mkdir(parents=True, exist_ok=True)
+    runner = Runner(cfg, prepare(cfg, _log), progress=progress, log=_log)
+    return cfg, runner, out, progress
+
+
+def _examples(text: str):
+    def deco(f):
+        f.__doc__ = (f.__doc__ or "") + "\n\n\b\nExamples:\n" + text
+        return f
+    return deco
+
+
+@click.group("experiment")
+def experiment() -> None:
+    """Research experiments on ConbaLayer heads: JSON + PNG figures + a markdown report per experiment.
+
+    Training-based subcommands train heads on a frozen backbone (cached token states; --tune none),
+    reuse finished runs from the work folder and resume interrupted ones.
+    """
+
+
+@experiment.command("ablation")
+@common_options
+@click.option("--variants", default=None, help="Comma-separated subset of: no_conba, linear, conba, conba_codes, "
+                                               "no_control, no_feedback, tokens, scan, conba_short (default: all).")
+@friendly_errors
+@_examples("  conba experiment ablation -d ../shared/data -o docs/experiments/ablation\n"
+           "  conba experiment ablation -d ../shared/data -o runs/abl --variants conba,no_control --seeds 0,1,2")
+def ablation_cmd(variants: str | None, **opts) -> None:
+    """Ablation of the ConbaLayer (MAP@R per language pair, F1, AUC; mean ± std over seeds)."""
+    from conba.experiments.ablation import run_ablation, select_variants
+
+    names = _names(variants)
+    select_variants(names)  # fail before any work on a bad name
+    _, runner, out, _ = _setup(opts)
+    run_ablation(runner, out, names, command=_command())
+    _log(f"wrote {out}/ablation.md")
+
+
+@experiment.command("temperature")
+@common_options
+@click.option("--temperatures", default=None, help="Comma-separated τ values (default 0.05,0.1,0.2,0.3,0.5,1.0).")
+@click.option("--temperature-seeds", type=int, default=None, help="How many of --seeds to train per τ (1).")
+@friendly_errors
+@_examples("  conba experiment temperature -d ../shared/data -o docs/experiments/temperature\n"
+           "  conba experiment temperature -d ../shared/data -o runs/temp --temperatures 0.05,0.5")
+def temperature_cmd(temperatures: str | None, temperature_seeds: int | None, **opts) -> None:
+    """Temperature sweep: ROC curves in one figure, AUC and MAP@R per τ."""
+    from conba.experiments.temperature import run_temperature
+
+    temps = _floats(temperatures)
+    if temps is not None and (not temps or any(t <= 0 for t in temps)):
+        raise click.BadParameter("temperatures must be > 0", param_hint="--temperatures")
+    opts_seeds = temperature_seeds
+    cfg, runner, out, _ = _setup(opts)
+    if opts_seeds is not None:
+        if opts_seeds < 1:
+            raise click.BadParameter("must be >= 1", param_hint="--temperature-seeds")
+        cfg.temperature_seeds = opts_seeds
+    run_temperature(runner, out, temps, command=_command())
+    _log(f"wrote {out}/temperature.md")
+
+
+@experiment.command("classifiers")
+@common_options
+@model_option
+@click.option("--classifiers", "kinds", default=None,
+              help="Comma-separated subset of: mlp, gru, cnn, bilstm, resmlp, logreg, svm, random_forest, knn.")
+@click.option("--pairs", type=int, default=None, help="Training pairs (default 4000; quick 600).")
+@friendly_errors
+@_examples("  conba experiment classifiers -d ../shared/data -o docs/experiments/classifiers\n"
+           "  conba experiment classifiers -d ../shared/data -o runs/clf -m default --classifiers mlp,svm")
+def classifiers_cmd(model: str | None, kinds: str | None, pairs: int | None, **opts) -> None:
+    """Clone/not-clone classifiers on pairs of embeddings vs the cosine threshold.
+
+    Without --model the reference head (ConbaLayer pooled + control codes, first seed) is trained
+    (or reused from the work folder); with --model that model's embeddings are used.
+    """
+    from conba.experiments.classifiers import CLASSIFIERS, run_classifiers
+    from conba.experiments.runner import REFERENCE
+
+    names = _names(kinds)
+    bad = [k for k in names or [] if k not in CLASSIFIERS]
+    if bad:
+        raise click.BadParameter(f"unknown classifier(s) {bad}; choose from {list(CLASSIFIERS)}",
+                                 param_hint="--classifiers")
+    cfg, runner, out, _ = _setup(opts)
+    if pairs is not None:
+        cfg.classifier_pairs = pairs
+        cfg.validate()
+    if model:
+        from conba.cli.common import load
+
+        m, name = load(model), f"model `{model}`"
+    else:
+        m = runner.train(REFERENCE, cfg.seeds[0])[0]
+        name = f"the reference head ({REFERENCE.label}, seed {cfg.seeds[0]})"
+    run_classifiers(runner, m, out, names, model_name=name, command=_command())
+    _log(f"wrote {out}/classifiers.md")
+
+
+@experiment.command("figures")
+@common_options
+@friendly_errors
+@_examples("  conba experiment figures -d ../shared/data -o docs/experiments/figures")
+def figures_cmd(**opts) -> None:
+    """t-SNE before/after training, control_weight over epochs, training and validation curves."""
+    from conba.experiments.figures import run_figures
+
+    _, runner, out, _ = _setup(opts)
+    run_figures(runner, out, command=_command())
+    _log(f"wrote {out}/figures.md")
+
+
+@experiment.command("noise")
+@click.option("-d", "--data", required=True, type=_FILE, help="Dev records (grouped JSONL).")
+@model_option
+@click.option("-o", "--out", required=True, type=_DIR, help="Output folder (noise.json, noise.png, noise.md).")
+@click.option("-q", "--quick", is_flag=True, help="A small subset, for smoke tests.")
+@click.option("--levels", default=None, help="Comma-separated noise levels in (0, 1] (default 0.05,0.10,0.15,0.20).")
+@click.option("--limit", type=int, default=300, show_default=True, help="~N records of whole groups (0 = all).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--progress/--no-progress", default=None, help="Progress bars (default: when a terminal).")
+@friendly_errors
+@_examples("  conba experiment noise -d ../shared/data/mbxp_dev.jsonl -o docs/experiments/noise\n"
+           "  conba experiment noise -d dev.jsonl -m runs/my-model -o runs/noise --levels 0.1,0.3 --quick")
+def noise_cmd(data: Path, model: str | None, out: Path, quick: bool, levels: str | None, limit: int, seed: int,
+              progress: bool | None) -> None:
+    """Noise robustness: MAP@R and F1 under synonym / insertion / swap / deletion perturbations."""
+    from conba.cli.common import load, resolve_model_name, show_progress
+    from conba.data import load_records
+    from conba.experiments.data import group_subset
+    from conba.experiments.suite import load_run_noise, optional_kwargs
+
+    lv = _floats(levels)
+    if lv is not None and (not lv or any(not 0 < x <= 1 for x in lv)):
+        raise click.BadParameter("levels must be in (0, 1]", param_hint="--levels")
+    if limit < 0:
+        raise click.BadParameter("must be >= 0", param_hint="--limit")
+    run_noise = load_run_noise()
+    if run_noise is None:
+        raise click.ClickException("the noise experiment is not available in this version of conba")
+    records = group_subset(load_records(data), limit, seed)
+    kwargs = {"levels": lv} if lv else {}
+    run_noise(load(model), records, out, seed=seed, quick=quick,
+              progress=show_progress() if progress is None else progress,
+              **optional_kwargs(run_noise, command=_command(), data_name=data.name,
+                                model_name=resolve_model_name(model)),
+              **kwargs)
+    _log(f"wrote {out}/noise.md")
+
+
+@experiment.command("all")
+@common_options
+@click.option("--skip", default=None, help="Comma-separated parts to skip: ablation, temperature, classifiers, "
+                                           "figures, noise.")
+@friendly_errors
+@_examples("  conba experiment all -d ../shared/data -o runs/suite-quick --quick\n"
+           "  conba experiment all -d ../shared/data -o docs/experiments")
+def all_cmd(skip: str | None, **opts) -> None:
+    """The whole suite: ablation, temperature, classifiers, figures, noise (OUT/<part>/) + OUT/README.md."""
+    from conba.cli.common import show_progress
+    from conba.experiments.suite import PARTS, run_all
+
+    skipped = _names(skip) or []
+    bad = [p for p in skipped if p not in PARTS]
+    if bad:
+        raise click.BadParameter(f"unknown part(s) {bad}; choose from {list(PARTS)}", param_hint="--skip")
+    out = opts.pop("out")
+    progress = opts.pop("progress", None)
+    cfg = build_config(opts)
+    run_all(cfg, out, parts=[p for p in PARTS if p not in skipped],
+            progress=show_progress() if progress is None else progress, log=_log, command=_command())
+    _log(f"wrote {out}/README.md")
+

@@ -1,0 +1,81 @@
+"""``conba prune``: SDTP token pruning (``conba prune train``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from conba.cli.common import friendly_errors, resolve_model_name
+
+
+@click.group("prune", context_settings={"help_option_names": ["-h", "--help"]})
+def prune() -> None:
+    """SDTP (saliency-driven dynamic token pruning): faster encoding by dropping unimportant tokens
+    inside the encoder.
+
+    \b
+    Examples:
+      conba prune train --model default --out runs/default-sdtp
+      conba prune train -m runs/my-model -o runs/my-model-sdtp --keep-ratio 0.6 --layers 2-5
+    """
+
+
+@prune.command("train")
+@click.option("-m", "--model", "model", default=None, metavar="M",
+              help="Model to prune: 'default', 'zero-shot', a conba model folder or an HF encoder. Env: CONBA_MODEL.")
+@click.option("-o", "--out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output model folder (the model plus its pruning module in OUT/prune/).")
+@click.option("-r", "--keep-ratio", default=0.7, show_default=True, type=float,
+              help="Share of the tokens kept at each pruning layer (compounds over layers).")
+@click.option("-L", "--layers", default="", metavar="LIST",
+              help="Pruning layers, e.g. '2,3,4,5' or '2-5' (tokens are dropped before these layers run). "
+                   "Default: every layer from a third of the depth up (MiniLM: 2-5).")
+@click.option("-d", "--data", "data", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Training file(s) with clone groups (repeatable). "
+                   "Default: ../shared/data/atcoder_train.jsonl and mbxp_train.jsonl.")
+@click.option("-n", "--limit", default=512, show_default=True, help="Snippets for saliency and training.")
+@click.option("-e", "--epochs", default=3, show_default=True, help="Scorer training epochs over those snippets.")
+@click.option("--lr", default=1e-3, show_default=True, help="Scorer learning rate (AdamW).")
+@click.option("-P", "--groups-per-batch", default=8, show_default=True, help="Groups per batch (P).")
+@click.option("-K", "--per-group", default=4, show_default=True, help="Snippets per group (K).")
+@click.option("--saliency", type=click.Choice(["abs", "signed", "neg"]), default="abs", show_default=True,
+              help="Importance from saliency s = sum(h * dL/dh): |s|, s or -s.")
+@click.option("--keep-first", default=4, show_default=True, help="Leading tokens that are never pruned.")
+@click.option("--keep-tail", default=0.1, show_default=True, help="Share of trailing tokens never pruned.")
+@click.option("--w-distill", default=0.0, show_default=True,
+              help="Extra loss weight: 1 - cos(pruned, exact embedding) (0 = the SDTP loss only).")
+@click.option("--saliency-from", default="", metavar="DIR",
+              help="Reuse the saliency pass of another OUT folder (same model/data/limit/seed, superset of layers).")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--restart", is_flag=True, help="Discard saved saliency / scorer progress in OUT instead of resuming.")
+@click.option("--progress/--no-progress", default=None, help="Progress bars (default: when a terminal).")
+@friendly_errors
+def train(model: str | None, out: Path, keep_ratio: float, layers: str, data: tuple[Path, ...], limit: int,
+          epochs: int, lr: float, groups_per_batch: int, per_group: int, saliency: str, keep_first: int,
+          keep_tail: float, w_distill: float, saliency_from: str, seed: int, restart: bool,
+          progress: bool | None) -> None:
+    """Train SDTP token scorers for a model (backbone and head stay frozen) and save a model whose
+    encode() prunes. Saliency and scorer progress are saved in OUT/prune_training/; running the same
+    command again resumes.
+
+    \b
+    Examples:
+      conba prune train --model default --out runs/default-sdtp
+      conba prune train -m default -o runs/sdtp-r06 -r 0.6 -L 2-5 -n 1024 -e 3
+    Then:
+      conba eval ../shared/data/atcoder_dev.jsonl --model runs/default-sdtp
+      python -c "import conba; m = conba.load_model('runs/default-sdtp', prune=False)"   # exact again
+    """
+    from conba.cli.common import show_progress
+    from conba.prune.config import parse_layers
+    from conba.prune.train import train_pruner
+    from conba.prune.train_config import DEFAULT_TRAIN, PruneTrainConfig
+
+    cfg = PruneTrainConfig(
+        model=resolve_model_name(model), out=str(out), train=[str(p) for p in data] or list(DEFAULT_TRAIN),
+        layers=parse_layers(layers) if layers.strip() else [], keep_ratio=keep_ratio, keep_first=keep_first,
+        keep_tail=keep_tail, limit=limit, groups_per_batch=groups_per_batch, per_group=per_group,
+        epochs=epochs, lr=lr, saliency=saliency, w_distill=w_distill, saliency_from=saliency_from, seed=seed)
+    train_pruner(cfg, restart=restart, progress=show_progress() if progress is None else progress,
+                 log=lambda m: click.echo(m, err=True))

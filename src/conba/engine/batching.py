@@ -1,0 +1,64 @@
+"""Tokenize once, sort by token length, and cut padded batches with little padding waste.
+
+Glossary: n snippets, b batch size, l tokens in a batch (its longest snippet).
+
+``ConbaModel.encode`` used to tokenize every snippet twice (once for the lengths, once per batch);
+here the fast tokenizer runs once over all snippets without padding, the ids are sorted by length
+(longest first, ties by input index, so the order is deterministic) and each batch is padded only to
+its own longest snippet. The padded tensors are the same as ``tokenizer(..., padding=True)`` would
+give for that batch (right padding, pad id, 0/1 mask), so embeddings do not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+
+@dataclass
+class Batch:
+    """One padded batch. ``index``: positions of its snippets in the input; ids/mask: shape (b, l)."""
+
+    index: list[int]
+    input_ids: torch.Tensor
+    attention_mask: torch.Tensor
+
+
+def tokenize_ids(backbone, codes: Sequence[str]) -> list[list[int]]:
+    """Token ids of every snippet (special tokens added, truncated to ``backbone.max_length``), unpadded."""
+    enc = backbone.tokenizer([backbone.preprocess(c) for c in codes], truncation=True,
+                             max_length=backbone.max_length, padding=False)
+    return list(enc["input_ids"])
+
+
+def pad_batch(ids: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-pad a list of id lists. Returns input_ids (b, l) int64 and attention_mask (b, l) int64."""
+    if not ids:
+        raise ValueError("pad_batch needs at least one snippet")
+    width = max(len(x) for x in ids)
+    out = np.full((len(ids), width), pad_id, dtype=np.int64)
+    mask = np.zeros((len(ids), width), dtype=np.int64)
+    for row, x in enumerate(ids):
+        out[row, : len(x)] = x
+        mask[row, : len(x)] = 1
+    return torch.from_numpy(out), torch.from_numpy(mask)
+
+
+def length_sorted_batches(ids: Sequence[Sequence[int]], batch_size: int, pad_id: int) -> Iterator[Batch]:
+    """Yield padded batches of ``batch_size`` snippets, longest first (ties: input order)."""
+    if batch_size < 1:
+        raise ValueError("batch_size must be >= 1")
+    order = sorted(range(len(ids)), key=lambda i: (-len(ids[i]), i))
+    for start in range(0, len(order), batch_size):
+        index = order[start:start + batch_size]
+        input_ids, mask = pad_batch([ids[i] for i in index], pad_id)
+        yield Batch(index, input_ids, mask)
+
+
+def pad_token_id(tokenizer) -> int:
+    """The tokenizer's pad id (0 when it has none, as for BERT's [PAD])."""
+    pid = getattr(tokenizer, "pad_token_id", None)
+    return int(pid) if pid is not None else 0

@@ -1,0 +1,84 @@
+"""SDTP token scorers: one small MLP per pruning layer, saved as ``prune/`` inside a model folder.
+
+Glossary: b batch, l tokens, d hidden width, h = d // hidden_ratio scorer width.
+
+Scorer: ``Linear(d, h) -> GELU -> Linear(h, 2)`` gives two logits per token, (drop, keep). The keep
+score used for ranking and hard top-k is the log-odds ``s = logit_keep - logit_drop``; the keep
+probability ``pi = softmax(logits)[keep] = sigmoid(s)`` is what the MSE term compares with the
+normalised saliency.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from conba.prune.config import PruneConfig
+
+WEIGHTS_NAME = "prune.safetensors"
+
+
+class TokenScorer(nn.Module):
+    """Linear(d, d/r) -> GELU -> Linear(d/r, 2): (drop, keep) logits per token."""
+
+    def __init__(self, dim: int, hidden_ratio: int = 4):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, dim // hidden_ratio), nn.GELU(), nn.Linear(dim // hidden_ratio, 2))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Args: x: shape (b, l, d). Returns logits (b, l, 2), index 1 = keep."""
+        return self.net(x)
+
+
+def keep_score(logits: torch.Tensor) -> torch.Tensor:
+    """Log-odds of keeping. Args: logits: shape (b, l, 2). Returns (b, l)."""
+    return logits[..., 1] - logits[..., 0]
+
+
+class PruneModule(nn.Module):
+    """The scorers of every pruning layer, keyed by layer index."""
+
+    def __init__(self, config: PruneConfig):
+        super().__init__()
+        self.config = PruneConfig.from_dict(config.validate().to_dict())
+        self.scorers = nn.ModuleDict({str(p): TokenScorer(config.dim, config.hidden_ratio) for p in config.layers})
+
+    def logits(self, layer: int, x: torch.Tensor) -> torch.Tensor:
+        """Args: x: shape (b, l, d), the states entering ``layer``. Returns (b, l, 2)."""
+        return self.scorers[str(layer)](x)
+
+
+def save_pruner(pruner: PruneModule, directory: str | Path) -> Path:
+    """Write ``prune_config.json`` + ``prune.safetensors`` (atomically) into ``directory``."""
+    from safetensors.torch import save_file
+
+    from conba.utils.io import atomic_write
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    tensors = {k: v.detach().cpu().contiguous().clone() for k, v in pruner.state_dict().items()}
+    atomic_write(directory / WEIGHTS_NAME, lambda tmp: save_file(tensors, str(tmp), metadata={"format": "pt"}))
+    pruner.config.save(directory)
+    return directory
+
+
+def load_pruner(directory: str | Path) -> PruneModule:
+    """Load what :func:`save_pruner` wrote; clear errors for missing or mismatching files."""
+    from safetensors.torch import load_file
+
+    directory = Path(directory)
+    weights = directory / WEIGHTS_NAME
+    if not weights.is_file():
+        raise FileNotFoundError(f"{weights}: pruning weights missing")
+    config = PruneConfig.load(directory)
+    pruner = PruneModule(config)
+    try:
+        state = load_file(str(weights))
+        pruner.load_state_dict(state, strict=True)
+    except Exception as exc:  # safetensors has its own error types
+        raise ValueError(f"{weights}: corrupt or does not match {directory / 'prune_config.json'} "
+                         f"({' '.join(str(exc).split())[:200]})") from None
+    pruner.eval()
+    return pruner

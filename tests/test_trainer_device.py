@@ -1,0 +1,86 @@
+"""Trainer options added for GPU training: device choice, time budget, warm-up; the sweep script."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from conba.cli.main import cli
+from conba.train.config import TrainConfig
+from conba.train.trainer import Trainer, resolve_device, warmup_lr
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_warmup_lr_is_linear_then_flat():
+    assert warmup_lr(1e-4, 0, 100) == pytest.approx(1e-6)
+    assert warmup_lr(1e-4, 49, 100) == pytest.approx(5e-5)
+    assert warmup_lr(1e-4, 99, 100) == pytest.approx(1e-4)
+    assert warmup_lr(1e-4, 5000, 100) == pytest.approx(1e-4)
+    assert warmup_lr(1e-4, 0, 0) == pytest.approx(1e-4)  # no warm-up
+
+
+def test_resolve_device(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_device("auto").type == "cpu"
+    assert resolve_device("cpu").type == "cpu"
+    with pytest.raises(RuntimeError, match="CUDA is not available"):
+        resolve_device("cuda")
+
+
+def test_config_rejects_negative_budget():
+    with pytest.raises(ValueError, match="time_budget"):
+        TrainConfig(train=["x"], time_budget=-1).validate()
+    sig = TrainConfig(train=["x"], device="cuda", time_budget=5).run_signature()
+    assert "device" not in sig and "time_budget" not in sig  # a run may resume on another device
+
+
+def test_time_budget_stops_training(tiny_backbone, tiny_data, tmp_path):
+    train, dev = tiny_data
+    logs = []
+    c = TrainConfig(train=[str(train)], dev=[str(dev)], out=str(tmp_path / "out"), backbone=str(tiny_backbone),
+                    groups_per_batch=2, per_group=2, epochs=50, patience=50, cache_dir=str(tmp_path / "c"),
+                    time_budget=1e-6, tune="full", head="linear")
+    model = Trainer(c, progress=False, log=logs.append).fit()
+    hist = json.loads((tmp_path / "out" / "training" / "history.json").read_text())
+    assert [e["epoch"] for e in hist["epochs"]] == [0, 1]  # stopped after the first step's epoch
+    assert any("time budget" in m for m in logs)
+    assert model.device.type == "cpu"
+
+
+def test_cli_device_errors_are_one_line(tiny_backbone, tiny_data, tmp_path, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    train, dev = tiny_data
+    r = CliRunner().invoke(cli, ["eval", str(dev), "-m", str(tiny_backbone), "--device", "cuda", "--no-tfidf"])
+    assert r.exit_code == 1 and "CUDA is not available" in r.output
+    r = CliRunner().invoke(cli, ["train", str(train), "-o", str(tmp_path / "o"), "--backbone", str(tiny_backbone),
+                                 "--device", "cuda", "-P", "2", "-K", "2"])
+    assert r.exit_code == 1 and "CUDA is not available" in r.output
+
+
+def _sweep_module():
+    spec = importlib.util.spec_from_file_location("train_sweep", ROOT / "scripts" / "train_sweep.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_sweep_file_parsing(tmp_path):
+    mod = _sweep_module()
+    f = tmp_path / "s.txt"
+    f.write_text("# comment\nrun-a: {DATA}/t.jsonl --tune full  # trailing\n\nrun-b: {DATA}/t.jsonl -e 2\n")
+    runs = mod.parse_sweep(f, "/d")
+    assert runs == [("run-a", ["/d/t.jsonl", "--tune", "full"]), ("run-b", ["/d/t.jsonl", "-e", "2"])]
+    f.write_text("no colon here\n")
+    with pytest.raises(SystemExit, match="s.txt:1"):
+        mod.parse_sweep(f, "/d")
+
+
+def test_shipped_sweeps_parse():
+    mod = _sweep_module()
+    for f in sorted((ROOT / "scripts" / "sweeps").glob("*.txt")):
+        runs = mod.parse_sweep(f, "/d")
+        assert runs and all("--tune" in opts for _, opts in runs), f
