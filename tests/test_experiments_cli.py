@@ -13,6 +13,11 @@ def run(*args):
     return CliRunner().invoke(cli, ["experiment", *args])
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the default work folder (runs/experiments) is relative
+
+
 @pytest.fixture()
 def data_dir(tmp_path):
     from conba.testing import make_tiny_dataset
@@ -54,6 +59,9 @@ def test_build_config_quick_preset_and_overrides(data_dir):
     (["classifiers", "-d", "DATA", "-o", "OUT", "--classifiers", "mlp,xgb"], "unknown classifier"),
     (["all", "-d", "DATA", "-o", "OUT", "--skip", "everything"], "unknown part"),
     (["all", "-d", "DATA", "-o", "OUT", "--epochs", "0"], "epochs must be >= 1"),
+    (["all", "-d", "DATA", "-o", "OUT", "--threads", "-1"], "threads must be >= 0"),
+    (["classifiers", "-d", "DATA", "-o", "OUT", "--pairs", "3"], "must be >= 20"),
+    (["temperature", "-d", "DATA", "-o", "OUT", "--temperature-seeds", "0"], "must be >= 1"),
     (["noise", "-d", "DATA/tiny_dev.jsonl", "-o", "OUT", "--levels", "0,2"], "levels must be in"),
     (["noise", "-d", "DATA/missing.jsonl", "-o", "OUT"], "missing.jsonl"),
 ])

@@ -179,12 +179,11 @@ def temperature_cmd(temperatures: str | None, temperature_seeds: int | None, **o
     temps = _floats(temperatures)
     if temps is not None and (not temps or any(t <= 0 for t in temps)):
         raise click.BadParameter("temperatures must be > 0", param_hint="--temperatures")
-    opts_seeds = temperature_seeds
+    if temperature_seeds is not None and temperature_seeds < 1:
+        raise click.BadParameter("must be >= 1", param_hint="--temperature-seeds")
     cfg, runner, out, _ = _setup(opts)
-    if opts_seeds is not None:
-        if opts_seeds < 1:
-            raise click.BadParameter("must be >= 1", param_hint="--temperature-seeds")
-        cfg.temperature_seeds = opts_seeds
+    if temperature_seeds is not None:
+        cfg.temperature_seeds = temperature_seeds
     run_temperature(runner, out, temps, command=_command())
     _log(f"wrote {out}/temperature.md")
 
@@ -212,10 +211,11 @@ def classifiers_cmd(model: str | None, kinds: str | None, pairs: int | None, **o
     if bad:
         raise click.BadParameter(f"unknown classifier(s) {bad}; choose from {list(CLASSIFIERS)}",
                                  param_hint="--classifiers")
+    if pairs is not None and pairs < 20:
+        raise click.BadParameter("must be >= 20", param_hint="--pairs")
     cfg, runner, out, _ = _setup(opts)
     if pairs is not None:
         cfg.classifier_pairs = pairs
-        cfg.validate()
     if model:
         from conba.cli.common import load
 
