@@ -105,12 +105,14 @@ def test_two_conba_index_processes(tmp_path, proj, tiny_model):
     folder = tmp_path / "idx"
     env = dict(os.environ, PYTHONPATH=str(SRC), CONBA_INDEX_COMMIT_EVERY="2", CONBA_INDEX_TEST_DELAY="0.3",
                TOKENIZERS_PARALLELISM="false")
-    proc = subprocess.Popen([sys.executable, "-m", "conba.cli.main", "index", str(proj), "--index", str(folder),
-                             "--model", tiny_model], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    log = tmp_path / "first.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "conba.cli.main", "index", str(proj), "--index", str(folder),
+                                 "--model", tiny_model], env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
         while holder(folder) != str(proc.pid):
-            assert proc.poll() is None, proc.communicate()
+            assert proc.poll() is None, log.read_text()
             assert time.monotonic() < deadline, "the first run never took the lock"
             time.sleep(0.05)
         runner = CliRunner()
@@ -123,7 +125,7 @@ def test_two_conba_index_processes(tmp_path, proj, tiny_model):
         assert waited.exit_code == 0, waited.output
         assert f"waiting for another `conba index` (pid {proc.pid})" in waited.output
         assert "Indexed 12 functions" in waited.output
-        assert proc.wait(timeout=60) == 0  # the first run finished first, untroubled
+        assert proc.wait(timeout=60) == 0, log.read_text()  # the first run finished first, untroubled
     finally:
         if proc.poll() is None:
             proc.kill()
