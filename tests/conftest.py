@@ -8,6 +8,18 @@ import pytest
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory):
+    """Tests never read or fill the user's cache (~/.cache/conba): feature caches, ONNX exports."""
+    old = os.environ.get("CONBA_CACHE")
+    os.environ["CONBA_CACHE"] = str(tmp_path_factory.mktemp("conba-cache"))
+    yield
+    if old is None:
+        os.environ.pop("CONBA_CACHE", None)
+    else:
+        os.environ["CONBA_CACHE"] = old
+
+
 @pytest.fixture(scope="session")
 def tiny_backbone(tmp_path_factory) -> Path:
     from conba.testing import make_tiny_backbone

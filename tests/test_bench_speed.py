@@ -1,5 +1,6 @@
 import json
 
+import numpy as np
 import pytest
 import torch
 from click.testing import CliRunner
@@ -83,14 +84,16 @@ def test_bench_cli(tiny_model, tiny_data, tmp_path):
     train, _ = tiny_data
     out = tmp_path / "r.json"
     res = CliRunner().invoke(cli, ["bench", "speed", "-d", str(train), "-n", "4", "-r", "1", "-m", str(tiny_model),
-                                   "-V", "exact,sdtp", "--map-variants", "none", "--json", str(out)])
+                                   "-V", "exact,sdtp", "--map-variants", "none", "--json", str(out),
+                                   "--max-batch-tokens", "64"])
     assert res.exit_code == 0, res.output
     assert "| conba + SDTP (torch) |" in res.output
     assert set(json.loads(out.read_text())["variants"]) == {"exact", "sdtp"}
 
 
 @pytest.mark.parametrize("args,msg", [(["-V", "exact,bogus"], "unknown variant"), (["-n", "0"], "limit"),
-                                      (["-d", "missing.jsonl"], "not found"), (["-r", "0"], "repeats")])
+                                      (["-d", "missing.jsonl"], "not found"), (["-r", "0"], "repeats"),
+                                      (["--max-batch-tokens", "-2"], "max_batch_tokens")])
 def test_bench_cli_bad_input(tiny_model, tiny_data, args, msg):
     from conba.cli.main import cli
 
@@ -134,3 +137,35 @@ def test_length_sorted_batches_pad_like_the_tokenizer(tiny_backbone):
         list(length_sorted_batches(ids, 0, 0))
     with pytest.raises(ValueError, match="at least one"):
         pad_batch([], 0)
+
+
+def test_token_budget_caps_padded_tokens_and_keeps_every_snippet(tiny_backbone):
+    from conba.encoder.backbone import Backbone, BackboneConfig
+    from conba.engine.batching import length_sorted_batches, tokenize_ids
+
+    bb = Backbone(BackboneConfig(name_or_path=str(tiny_backbone), max_length=12))
+    codes = ["a " * n for n in (1, 9, 3, 20, 2, 5, 7, 4)]
+    ids = tokenize_ids(bb, codes)
+    batches = list(length_sorted_batches(ids, 4, 0, max_tokens=24))
+    seen = [i for b in batches for i in b.index]
+    assert sorted(seen) == list(range(len(codes)))
+    for b in batches:
+        rows, width = b.input_ids.shape
+        assert rows <= 4 and (rows == 1 or rows * width <= 24)
+    # the longest snippets (12 tokens) go two per batch; short ones fill up to batch_size
+    assert [len(b.index) for b in batches][0] == 2 and max(len(b.index) for b in batches) == 4
+    # a budget smaller than one snippet still makes progress, one snippet per batch
+    assert all(len(b.index) == 1 for b in length_sorted_batches(ids, 4, 0, max_tokens=1))
+    assert len(list(length_sorted_batches(ids, 4, 0, max_tokens=None))) == 2
+    with pytest.raises(ValueError, match="max_tokens"):
+        list(length_sorted_batches(ids, 4, 0, max_tokens=0))
+
+
+def test_encode_token_budget_gives_the_same_embeddings(tiny_backbone):
+    from conba.model import ConbaModel
+
+    model = ConbaModel.create(str(tiny_backbone), max_length=12)
+    codes = ["a " * n + "b" for n in (1, 9, 3, 20, 2, 5, 7, 4)]
+    plain = model.encode(codes, batch_size=8, max_batch_tokens=None)
+    budget = model.encode(codes, batch_size=8, max_batch_tokens=16)
+    np.testing.assert_allclose(budget, plain, atol=1e-5)

@@ -91,3 +91,24 @@ def test_ablation_cli_end_to_end(tiny_backbone, data_dir, tmp_path):
     assert list(data["variants"]) == ["no_conba", "conba"]
     md = (tmp_path / "abl" / "ablation.md").read_text()
     assert "conba experiment ablation" in md and "| `conba` | 1 |" in md
+
+
+def test_recorded_command_keeps_zero_values():
+    import click
+
+    from conba.cli.experiment_cmd import _command
+
+    @click.command("fake")
+    @click.option("-l", "--limit", type=int, default=300)
+    @click.option("--scale", type=float, default=None)
+    @click.option("--flag/--no-flag", default=False)
+    @click.option("--tag", "tags", multiple=True)
+    @click.option("--name", default=None)
+    def fake(**_):
+        click.echo(_command())
+
+    res = CliRunner().invoke(fake, ["--limit", "0", "--scale", "0.0", "--tag", "a", "--tag", "b c"])
+    assert res.exit_code == 0, res.output
+    assert res.output.strip() == "conba experiment fake --limit 0 --scale 0.0 --tag a --tag 'b c'"
+    res = CliRunner().invoke(fake, ["--flag"])  # unset options (None, False, ()) stay out
+    assert res.output.strip() == "conba experiment fake --limit 300 --flag"

@@ -189,3 +189,22 @@ def test_failed_add_leaves_a_usable_index(project, tmp_path, tiny_model):
             idx.add([project, tmp_path / "bin.py"])
     with Index(tmp_path / "idx") as idx:
         assert len(idx.search("def f(): pass", k=10)) == 4
+
+
+def test_pruned_model_is_refused_by_an_exact_index(project, tmp_path, tiny_model):
+    import torch
+
+    from conba.prune import PruneConfig, PruneModule
+
+    with Index(tmp_path / "idx", model=tiny_model) as idx:
+        idx.add([project])
+    pruned = conba.load_model(tiny_model)
+    torch.manual_seed(0)
+    pruned.pruner = PruneModule(PruneConfig(layers=[1], keep_ratio=0.5, dim=32, num_layers=2))
+    assert pruned.embedding_fingerprint() != pruned.fingerprint()
+    with pytest.raises(ModelMismatchError, match="index was built with model"):
+        Index(tmp_path / "idx", model=pruned)
+    pruned.use_pruning = False  # the exact vectors again: accepted
+    assert pruned.embedding_fingerprint() == pruned.fingerprint()
+    with Index(tmp_path / "idx", model=pruned) as idx:
+        assert len(idx.search("def f(): pass", k=1)) == 1

@@ -146,3 +146,15 @@ def test_max_length_capped_by_position_table(tiny_backbone):
     enc = bb.tokenize([long_code])
     assert enc["input_ids"].shape[1] == 128
     bb(enc["input_ids"], enc["attention_mask"])  # no index error
+
+
+def test_config_loaders_refuse_unknown_keys():
+    from conba.encoder.backbone import BackboneConfig
+    from conba.pretrain.config import PretrainConfig
+    from conba.prune.train_config import PruneTrainConfig
+
+    for cls, what in [(BackboneConfig, "backbone config"), (PretrainConfig, "pretrain config"),
+                      (PruneTrainConfig, "prune training")]:
+        with pytest.raises(ValueError, match=rf"unknown {what} keys: \['bogus', 'zz'\]"):
+            cls.from_dict({"zz": 1, "bogus": 2})
+    assert BackboneConfig.from_dict({"max_length": 64}).max_length == 64

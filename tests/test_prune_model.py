@@ -275,3 +275,51 @@ def test_prune_train_reuses_saliency_for_a_layer_subset(deep_backbone, tmp_path)
     res = CliRunner().invoke(cli, ["prune", "train", "-o", str(tmp_path / "d"), "-L", "1",
                                    "--saliency-from", str(tmp_path / "nowhere"), *common])
     assert res.exit_code != 0 and "no saliency pass to reuse" in res.output
+
+
+def test_retarget_pruner_reuses_scorers(model):
+    from conba.prune.scorer import retarget_pruner
+
+    pr = _pruner(0.5, (1, 3))
+    new = retarget_pruner(pr, keep_ratio=0.8, layers=[3])
+    assert new.config.layers == [3] and new.config.keep_ratio == 0.8
+    assert torch.equal(new.scorers["3"].net[0].weight, pr.scorers["3"].net[0].weight)
+    assert new.config.info["retargeted"][-1]["from"] == {"keep_ratio": 0.5, "layers": [1, 3]}
+    assert pr.config.keep_ratio == 0.5  # the original is untouched
+    model.pruner = new
+    assert np.isfinite(model.encode(CODES)).all()
+    with pytest.raises(ValueError, match=r"no trained scorer for layer\(s\) \[2\]"):
+        retarget_pruner(pr, layers=[2, 3])
+    with pytest.raises(ValueError, match="keep_ratio"):
+        retarget_pruner(pr, keep_ratio=0.0)
+
+
+def test_prune_set_cli(model, tmp_path):
+    from conba.cli.main import cli
+
+    model.pruner = _pruner(0.5, (1, 3))
+    model.save(tmp_path / "m")
+    before = load_model(tmp_path / "m").encode(CODES)
+    res = CliRunner().invoke(cli, ["prune", "set", str(tmp_path / "m"), "-r", "1.0", "-L", "3"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output.strip().splitlines()[-1])
+    assert out["keep_ratio"] == 1.0 and out["layers"] == [3] and out["token_fraction"] == 1.0
+    after = load_model(tmp_path / "m")
+    assert after.pruner.config.keep_ratio == 1.0
+    np.testing.assert_allclose(after.encode(CODES), load_model(tmp_path / "m", prune=False).encode(CODES), atol=1e-5)
+    assert not np.allclose(before, after.encode(CODES), atol=1e-4)
+    for args, msg in [([], "nothing to change"), (["-L", "2"], "no trained scorer"), (["-r", "2"], "keep_ratio")]:
+        res = CliRunner().invoke(cli, ["prune", "set", str(tmp_path / "m"), *args])
+        assert res.exit_code != 0 and msg in res.output and "Traceback" not in res.output, res.output
+    res = CliRunner().invoke(cli, ["prune", "set", str(tmp_path), "-r", "0.5"])
+    assert res.exit_code != 0 and "no prune/ folder" in res.output
+
+
+def test_shipped_default_pruner_matches_the_shipped_default_model():
+    from conba.model import DEFAULT_MODEL_DIR, DEFAULT_SDTP_DIR
+
+    pruner = load_pruner(DEFAULT_SDTP_DIR)
+    shipped = json.loads((DEFAULT_MODEL_DIR / "conba_config.json").read_text())
+    assert pruner.config.base_fingerprint == shipped["fingerprint"]
+    assert pruner.config.layers == [3, 4, 5] and pruner.config.keep_ratio == 0.8
+    assert pruner.config.num_layers == 6 and pruner.config.dim == 384

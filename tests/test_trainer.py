@@ -124,6 +124,34 @@ def test_cli_encode_and_help(tiny_backbone, tmp_path, tiny_data):
     assert res.exit_code == 0 and len(res.output.strip().splitlines()) == 12
     res = runner.invoke(cli, ["encode", "-", "--model", str(tiny_backbone)], input="   ")
     assert res.exit_code == 1 and "no code" in res.output
+    res = runner.invoke(cli, ["encode", "-", "--model", str(tiny_backbone), "-e", "tensorrt"], input="x")
+    assert res.exit_code == 2 and "tensorrt" in res.output
+
+
+def test_cli_encode_onnx_engine(tiny_backbone, monkeypatch):
+    import numpy as np
+
+    runner = CliRunner()
+    args = ["encode", "-", "--model", str(tiny_backbone), "-l", "python"]
+    exact = json.loads(runner.invoke(cli, args, input="def f(): pass\n").output)["embedding"]
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        res = runner.invoke(cli, [*args, "-e", "onnx-fp32"], input="def f(): pass\n")
+        assert res.exit_code == 0, res.output
+        assert np.allclose(json.loads(res.output)["embedding"], exact, atol=1e-4)
+    import conba.engine.onnx_export as ox
+    import conba.engine.onnx_runtime as ort_mod
+
+    def missing():
+        raise ox.OnnxUnavailable("the ONNX engine needs onnxruntime and onnx: pip install 'conba[onnx]'")
+    monkeypatch.setattr(ox, "require_onnx", missing)
+    monkeypatch.setattr(ort_mod, "require_onnx", missing)
+    res = runner.invoke(cli, [*args, "-e", "onnx"], input="def f(): pass\n")
+    assert res.exit_code == 1 and "pip install 'conba[onnx]'" in res.output and "Traceback" not in res.output
     for cmd in ["train", "eval", "encode"]:
         res = runner.invoke(cli, [cmd, "--help"])
         assert res.exit_code == 0 and "Examples" in res.output

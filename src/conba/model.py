@@ -32,6 +32,7 @@ from conba.utils.io import read_json, write_json_atomic
 CONFIG_NAME = "conba_config.json"
 DEFAULT_MODEL_DIR = Path(__file__).parent / "default_model"
 DEFAULT_SDTP_DIR = Path(__file__).parent / "prune" / "default"  # SDTP scorers trained for the default model
+DEFAULT_BATCH_TOKENS = 4096  # padded tokens per encode batch (measured on 2 CPU cores; docs/BENCHMARKS.md)
 FORMAT_VERSION = 1
 
 
@@ -92,11 +93,15 @@ class ConbaModel(nn.Module):
     def encode(self, codes: str | Sequence[str], languages: str | Sequence[str] | None = None,
                batch_size: int = 32, show_progress_bar: bool | None = None, normalize: bool = True,
                convert_to_numpy: bool = True, convert_to_tensor: bool = False,
-               engine: str = "torch") -> np.ndarray | torch.Tensor:
+               engine: str = "torch",
+               max_batch_tokens: int | None = DEFAULT_BATCH_TOKENS) -> np.ndarray | torch.Tensor:
         """Embed code snippets. Returns float32 (n, d) (numpy by default), in input order.
 
         Snippets are tokenized once and sorted by token length so each batch pads little; the order
-        is restored. ``languages`` (one name, or one per snippet) selects the language control codes.
+        is restored. A batch holds at most ``batch_size`` snippets and at most ``max_batch_tokens``
+        padded tokens (None: no budget), so long snippets run in smaller batches, which is faster on
+        CPUs; embeddings do not depend on the batching beyond float rounding.
+        ``languages`` (one name, or one per snippet) selects the language control codes.
         ``engine``: "torch" (default), "onnx" (ONNX Runtime, dynamic int8) or "onnx-fp32"; both
         ONNX engines need ``pip install 'conba[onnx]'``. An attached SDTP pruner (``conba prune
         train``) prunes tokens in every engine unless ``use_pruning`` is False.
@@ -127,7 +132,8 @@ class ConbaModel(nn.Module):
 
             bar = tqdm(total=len(codes), desc="encode", unit="snippet", disable=not show_progress_bar)
             device = self.device
-            for batch in length_sorted_batches(ids, batch_size, pad_token_id(self.backbone.tokenizer)):
+            for batch in length_sorted_batches(ids, batch_size, pad_token_id(self.backbone.tokenizer),
+                                               max_batch_tokens):
                 lang_ids = self.head.language_ids([languages[i] for i in batch.index]).to(device)
                 emb = self._embed_batch(batch.input_ids.to(device), batch.attention_mask.to(device), lang_ids,
                                         engine).float()
@@ -193,6 +199,16 @@ class ConbaModel(nn.Module):
         _state_hash(h, self.head.state_dict())
         _state_hash(h, self.backbone.model.state_dict())
         return h.hexdigest()[:16]
+
+    def embedding_fingerprint(self) -> str:
+        """Identity of the vectors ``encode()`` gives: :meth:`fingerprint` (the weights), combined with
+        the SDTP pruner's settings and weights while pruning is on (pruned vectors differ slightly)."""
+        base = self.fingerprint()
+        if self.pruner is None or not self.use_pruning:
+            return base
+        from conba.engine.onnx_runtime import _pruner_key
+
+        return hashlib.sha256(f"{base}|{_pruner_key(self.pruner)}".encode()).hexdigest()[:16]
 
     def save(self, directory: str | Path, storage: str = "auto", dtype: str = "float32") -> Path:
         """Save as a folder. storage: 'full', 'delta' (only tensors differing from the embedded

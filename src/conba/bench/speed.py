@@ -35,6 +35,7 @@ class SpeedConfig:
     limit: int = 256
     repeats: int = 5
     batch_size: int = 32
+    max_batch_tokens: int = -1  # conba variants' padded-token budget per batch: -1 = encode()'s default, 0 = none
     model: str = "default"
     sdtp: str = ""
     variants: list[str] = field(default_factory=lambda: list(VARIANTS))
@@ -51,6 +52,8 @@ class SpeedConfig:
             raise ValueError(f"repeats must be >= 1, got {self.repeats}")
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+        if self.max_batch_tokens < -1:
+            raise ValueError(f"max_batch_tokens must be >= 0 (0 = no budget), got {self.max_batch_tokens}")
         for v in [*self.variants, *self.map_variants]:
             if v not in VARIANTS:
                 raise ValueError(f"unknown variant {v!r} ({', '.join(VARIANTS)})")
@@ -71,21 +74,11 @@ def sample_records(records: list, limit: int, seed: int) -> list:
 
 
 def group_subset(records: list, limit: int, seed: int) -> list:
-    """Whole groups, seeded, until about ``limit`` records (MAP@R needs every clone of a group)."""
-    if limit <= 0 or limit >= len(records):
-        return list(records)
-    groups = sorted({r.group for r in records})
-    random.Random(seed).shuffle(groups)
-    chosen, count = set(), 0
-    sizes: dict[str, int] = {}
-    for r in records:
-        sizes[r.group] = sizes.get(r.group, 0) + 1
-    for g in groups:
-        if count >= limit:
-            break
-        chosen.add(g)
-        count += sizes[g]
-    return [r for r in records if r.group in chosen]
+    """Whole groups, seeded, until about ``limit`` records (MAP@R needs every clone of a group);
+    the same subset as ``conba train --dev-limit`` picks."""
+    from conba.train.trainer import subset_groups
+
+    return list(subset_groups(records, limit, seed))
 
 
 def time_variants(encoders: dict[str, Encoder], codes: list[str], languages: list[str], repeats: int,
@@ -181,7 +174,7 @@ def run_speed(cfg: SpeedConfig, log: Callable[[str], None] = lambda m: None) -> 
     sample = sample_records(records, cfg.limit, cfg.seed)
     codes, langs = [r.code for r in sample], [r.language for r in sample]
     wanted = list(dict.fromkeys([*cfg.variants, *cfg.map_variants]))
-    vs = build_variants(cfg.model, cfg.sdtp or None, cfg.batch_size, wanted)
+    vs = build_variants(cfg.model, cfg.sdtp or None, cfg.batch_size, wanted, cfg.max_batch_tokens)
     try:
         model = vs.model
         report: dict = {"config": asdict(cfg), "machine": machine_info(threads), "skipped": dict(vs.skipped),

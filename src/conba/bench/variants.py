@@ -60,7 +60,12 @@ def resolve_pruner(model, model_name: str, sdtp: str | None):
 
 def sentence_transformer(model, workdir: Path):
     """A SentenceTransformer over the same backbone weights (mean pooling + Normalize), max length as conba."""
-    from sentence_transformers import SentenceTransformer, models
+    from sentence_transformers import SentenceTransformer
+
+    try:  # sentence-transformers >= 6 moved the modules (the old path warns, and will go)
+        from sentence_transformers.sentence_transformer import modules as models
+    except ImportError:
+        from sentence_transformers import models
 
     from conba.encoder.backbone import embedded_model_path, is_embedded, load_hf
 
@@ -81,8 +86,12 @@ def sentence_transformer(model, workdir: Path):
     return SentenceTransformer(modules=[word, pool, models.Normalize()], device="cpu")
 
 
-def build_variants(model_name: str, sdtp: str | None, batch_size: int, wanted: list[str]) -> VariantSet:
-    from conba.model import load_model
+def build_variants(model_name: str, sdtp: str | None, batch_size: int, wanted: list[str],
+                   max_batch_tokens: int = -1) -> VariantSet:
+    """The encoders of ``wanted``. ``max_batch_tokens``: -1 = encode()'s default budget, 0 = none."""
+    from conba.model import DEFAULT_BATCH_TOKENS, load_model
+
+    budget = DEFAULT_BATCH_TOKENS if max_batch_tokens < 0 else (max_batch_tokens or None)
 
     model = load_model(model_name)
     model.eval()
@@ -103,7 +112,7 @@ def build_variants(model_name: str, sdtp: str | None, batch_size: int, wanted: l
         def encode(codes: list[str], languages: list[str]) -> np.ndarray:
             model.use_pruning = prune
             return model.encode(codes, languages=languages, batch_size=batch_size, engine=engine,
-                                show_progress_bar=False)
+                                show_progress_bar=False, max_batch_tokens=budget)
         return encode
 
     for name in wanted:

@@ -37,6 +37,8 @@ def bench() -> None:
 @click.option("-n", "--limit", default=256, show_default=True, help="Timed snippets (seeded random sample).")
 @click.option("-r", "--repeats", default=5, show_default=True, help="Timed repeats per variant (median reported).")
 @click.option("-b", "--batch-size", default=32, show_default=True, help="Batch size of every variant.")
+@click.option("--max-batch-tokens", default=-1, show_default=True,
+              help="Padded-token budget per batch of the conba variants (-1: encode()'s default, 4096; 0: none).")
 @click.option("-m", "--model", "model", default=None, metavar="M", help="Model (default: shipped). Env: CONBA_MODEL.")
 @click.option("--sdtp", default="", metavar="DIR",
               help="Pruned model folder (conba prune train) of the same model; default: the model's own "
@@ -51,8 +53,9 @@ def bench() -> None:
 @click.option("--seed", default=0, show_default=True)
 @click.option("--json", "json_out", default="", metavar="FILE", help="Also write the full report as JSON.")
 @friendly_errors
-def speed(data: str, limit: int, repeats: int, batch_size: int, model: str | None, sdtp: str, variants: str,
-          map_variants: str, map_data: str, map_limit: int, cache_dir: str, seed: int, json_out: str) -> None:
+def speed(data: str, limit: int, repeats: int, batch_size: int, max_batch_tokens: int, model: str | None, sdtp: str,
+          variants: str, map_variants: str, map_data: str, map_limit: int, cache_dir: str, seed: int,
+          json_out: str) -> None:
     """Encoding speed: sentence-transformers (the peer) vs conba exact, + SDTP, + ONNX int8, both.
 
     Every variant encodes the same snippets with the same backbone weights, alternating, REPEATS
@@ -70,6 +73,7 @@ def speed(data: str, limit: int, repeats: int, batch_size: int, model: str | Non
       conba bench speed --limit 256
       conba bench speed -n 512 -r 7 --json runs/speed.json
       conba bench speed -V st,exact --map-variants none          # quick peer check
+      CONBA_THREADS=1 conba bench speed -V exact,onnx --map-variants none --max-batch-tokens 0
       conba bench speed --sdtp runs/default-sdtp --map-limit 1500
     """
     import json
@@ -78,7 +82,7 @@ def speed(data: str, limit: int, repeats: int, batch_size: int, model: str | Non
     from conba.bench.speed import SpeedConfig, run_speed
     from conba.utils.io import write_json_atomic
 
-    cfg = SpeedConfig(data=data, limit=limit, repeats=repeats, batch_size=batch_size,
+    cfg = SpeedConfig(data=data, limit=limit, repeats=repeats, batch_size=batch_size, max_batch_tokens=max_batch_tokens,
                       model=resolve_model_name(model), sdtp=sdtp, variants=_variants(variants),
                       map_variants=_variants(map_variants), map_data=map_data, map_limit=map_limit,
                       cache_dir=cache_dir, seed=seed)

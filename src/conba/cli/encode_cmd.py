@@ -15,9 +15,12 @@ from conba.cli.common import friendly_errors, load, model_option
 @model_option
 @click.option("-l", "--language", default=None, help="Language of a plain code file / stdin snippet.")
 @click.option("-b", "--batch-size", default=32, show_default=True)
+@click.option("-e", "--engine", type=click.Choice(["torch", "onnx", "onnx-fp32"]), default="torch", show_default=True,
+              help="Inference engine: onnx = ONNX Runtime with int8 weights (faster on CPU, cosine ~0.998 to "
+                   "torch; needs pip install 'conba[onnx]'), onnx-fp32 = ONNX Runtime, same vectors as torch.")
 @click.option("--plain", is_flag=True, help="Human-readable output (id, language, first dimensions).")
 @friendly_errors
-def encode(source: str, model: str | None, language: str | None, batch_size: int, plain: bool) -> None:
+def encode(source: str, model: str | None, language: str | None, batch_size: int, engine: str, plain: bool) -> None:
     """Embed code. SOURCE is a grouped JSONL file (one vector per record), a code file, or '-'
     for one snippet on stdin. Output: JSONL {"id", "language", "embedding"}.
 
@@ -25,6 +28,7 @@ def encode(source: str, model: str | None, language: str | None, batch_size: int
     Examples:
       conba encode data.jsonl > vectors.jsonl
       echo 'def add(a, b): return a + b' | conba encode - -l python
+      conba encode data.jsonl -m default-sdtp -e onnx    # fastest: SDTP token pruning + int8 ONNX
     """
     from pathlib import Path
 
@@ -42,7 +46,8 @@ def encode(source: str, model: str | None, language: str | None, batch_size: int
     if not any(code.strip() for _, _, code in items):
         raise click.ClickException(f"{source}: no code to encode")
     m = load(model)
-    emb = m.encode([c for _, _, c in items], languages=[lang for _, lang, _ in items], batch_size=batch_size)
+    emb = m.encode([c for _, _, c in items], languages=[lang for _, lang, _ in items], batch_size=batch_size,
+                   engine=engine)
     for (rid, lang, _), vec in zip(items, emb):
         if plain:
             click.echo(f"{rid}\t{lang or '?'}\t" + " ".join(f"{v:+.3f}" for v in vec[:6]) + " ...")

@@ -108,7 +108,9 @@ def _command() -> str:
     parts = [f"conba experiment {ctx.info_name}"]
     for param in ctx.command.params:
         value = ctx.params.get(param.name)
-        if value in (None, False, ()) or param.name == "progress" or not isinstance(param, click.Option):
+        # identity tests, not `value in (None, False, ())`: 0 == False would drop `--limit 0`
+        unset = value is None or value is False or value == ()
+        if unset or param.name == "progress" or not isinstance(param, click.Option):
             continue
         opt = max(param.opts, key=len)
         values = value if isinstance(value, tuple) else (value,)

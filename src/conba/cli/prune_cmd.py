@@ -18,6 +18,7 @@ def prune() -> None:
     Examples:
       conba prune train --model default --out runs/default-sdtp
       conba prune train -m runs/my-model -o runs/my-model-sdtp --keep-ratio 0.6 --layers 2-5
+      conba prune set runs/my-model-sdtp --keep-ratio 0.8        # trade speed for accuracy, no retraining
     """
 
 
@@ -30,7 +31,7 @@ def prune() -> None:
               help="Share of the tokens kept at each pruning layer (compounds over layers).")
 @click.option("-L", "--layers", default="", metavar="LIST",
               help="Pruning layers, e.g. '2,3,4,5' or '2-5' (tokens are dropped before these layers run). "
-                   "Default: every layer from a third of the depth up (MiniLM: 2-5).")
+                   "Default: every layer from the middle up (MiniLM: 3-5).")
 @click.option("-d", "--data", "data", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Training file(s) with clone groups (repeatable). "
                    "Default: ../shared/data/atcoder_train.jsonl and mbxp_train.jsonl.")
@@ -79,3 +80,35 @@ def train(model: str | None, out: Path, keep_ratio: float, layers: str, data: tu
         epochs=epochs, lr=lr, saliency=saliency, w_distill=w_distill, saliency_from=saliency_from, seed=seed)
     train_pruner(cfg, restart=restart, progress=show_progress() if progress is None else progress,
                  log=lambda m: click.echo(m, err=True))
+
+
+@prune.command("set")
+@click.argument("model_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("-r", "--keep-ratio", default=None, type=float, help="New share of tokens kept per pruning layer.")
+@click.option("-L", "--layers", default="", metavar="LIST",
+              help="Prune at these layers only (a subset of the trained ones), e.g. '3-5'.")
+@friendly_errors
+def set_(model_dir: Path, keep_ratio: float | None, layers: str) -> None:
+    """Change the keep ratio or the pruning layers of a pruned model folder in place, reusing its trained
+    scorers (no retraining). Prints the new settings and the share of the dense work left.
+
+    \b
+    Examples:
+      conba prune set runs/default-sdtp --keep-ratio 0.8
+      conba prune set runs/default-sdtp -L 4,5
+    """
+    import json
+
+    from conba.prune.config import parse_layers
+    from conba.prune.scorer import load_pruner, retarget_pruner, save_pruner
+
+    folder = model_dir / "prune"
+    if not folder.is_dir():
+        raise click.ClickException(f"{model_dir}: no prune/ folder (make one with `conba prune train`)")
+    if keep_ratio is None and not layers.strip():
+        raise click.UsageError("nothing to change: pass --keep-ratio and/or --layers")
+    pruner = retarget_pruner(load_pruner(folder), keep_ratio, parse_layers(layers) if layers.strip() else None)
+    save_pruner(pruner, folder)
+    cfg = pruner.config
+    click.echo(json.dumps({"model": str(model_dir), "layers": cfg.layers, "keep_ratio": cfg.keep_ratio,
+                           "token_fraction": round(cfg.token_fraction(), 4)}))

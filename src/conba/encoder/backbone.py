@@ -11,13 +11,14 @@ frozen and cached while the top k layers train.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 from torch import nn
 
 from conba.text import split_identifiers
+from conba.utils.config_keys import known_keys
 
 EMBEDDED_NAME = "embedded:all-MiniLM-L6-v2"
 _EMBEDDED_ALIASES = {
@@ -40,11 +41,7 @@ class BackboneConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> BackboneConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise ValueError(f"unknown backbone config keys: {sorted(unknown)}")
-        cfg = cls(**data)
+        cfg = cls(**known_keys(cls, data, "backbone config"))
         if cfg.max_length < 8:
             raise ValueError(f"max_length must be >= 8, got {cfg.max_length}")
         return cfg

@@ -47,15 +47,26 @@ def pad_batch(ids: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, 
     return torch.from_numpy(out), torch.from_numpy(mask)
 
 
-def length_sorted_batches(ids: Sequence[Sequence[int]], batch_size: int, pad_id: int) -> Iterator[Batch]:
-    """Yield padded batches of ``batch_size`` snippets, longest first (ties: input order)."""
+def length_sorted_batches(ids: Sequence[Sequence[int]], batch_size: int, pad_id: int,
+                          max_tokens: int | None = None) -> Iterator[Batch]:
+    """Yield padded batches, longest first (ties: input order), of at most ``batch_size`` snippets and,
+    when ``max_tokens`` is set, at most ``max_tokens`` padded tokens (rows x longest snippet; a snippet
+    longer than the budget gets a batch of its own). Long snippets thus run in small batches (their
+    attention maps stay cache-sized) and short ones in full batches."""
     if batch_size < 1:
         raise ValueError("batch_size must be >= 1")
+    if max_tokens is not None and max_tokens < 1:
+        raise ValueError("max_tokens must be >= 1 (or None for no token budget)")
     order = sorted(range(len(ids)), key=lambda i: (-len(ids[i]), i))
-    for start in range(0, len(order), batch_size):
-        index = order[start:start + batch_size]
+    start = 0
+    while start < len(order):
+        rows = batch_size
+        if max_tokens is not None:  # the first snippet of a batch is its longest
+            rows = max(1, min(batch_size, max_tokens // max(1, len(ids[order[start]]))))
+        index = order[start:start + rows]
         input_ids, mask = pad_batch([ids[i] for i in index], pad_id)
         yield Batch(index, input_ids, mask)
+        start += rows
 
 
 def pad_token_id(tokenizer) -> int:

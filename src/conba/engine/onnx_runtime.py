@@ -43,6 +43,10 @@ class OnnxEncoder:
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.log_severity_level = 3
+        if len(self.manifest["files"]) > 1:
+            # every session has its own thread pool, whose threads spin-wait after a run: with several
+            # segments (SDTP) the idle pools would steal the cores from the running one
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.sessions = [ort.InferenceSession(str(self.directory / f), opts, providers=["CPUExecutionProvider"])
                          for f in self.manifest["files"]]
         prune = self.manifest.get("prune")

@@ -135,7 +135,7 @@ class Index:
         return self._model
 
     def _check_model(self, model: Any) -> None:
-        fingerprint = model.fingerprint()
+        fingerprint = model.embedding_fingerprint()  # a pruned model's vectors differ from the exact ones
         stored = self._db(self.store.get_meta, "fingerprint")
         if stored is None:
             self._db(self.store.set_meta, fingerprint=fingerprint, model=self._model_name, dim=str(model.dim),

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from conba.utils.config_keys import known_keys
 from conba.utils.io import read_json, write_json_atomic
 
 OBJECTIVES = ("mlm", "rtd", "both")
@@ -62,11 +63,7 @@ class PretrainConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> PretrainConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise ValueError(f"unknown pretrain config keys: {sorted(unknown)}")
-        return cls(**data)
+        return cls(**known_keys(cls, data, "pretrain config"))
 
     def save(self, path: str | Path) -> None:
         write_json_atomic(path, self.to_dict())

@@ -12,9 +12,10 @@ So the ratios compound: after s stages about ``keep_ratio ** s`` of the tokens a
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from conba.utils.config_keys import known_keys
 from conba.utils.io import read_json, write_json_atomic
 
 CONFIG_NAME = "prune_config.json"
@@ -22,7 +23,7 @@ CONFIG_NAME = "prune_config.json"
 
 @dataclass
 class PruneConfig:
-    layers: list[int] = field(default_factory=lambda: [2, 3, 4, 5])
+    layers: list[int] = field(default_factory=lambda: [3, 4, 5])
     keep_ratio: float = 0.7
     keep_first: int = 4
     keep_tail: float = 0.1
@@ -59,11 +60,7 @@ class PruneConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> PruneConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise ValueError(f"unknown prune config keys: {sorted(unknown)}")
-        cfg = cls(**data)
+        cfg = cls(**known_keys(cls, data, "prune config"))
         cfg.layers = [int(x) for x in cfg.layers]
         return cfg.validate()
 

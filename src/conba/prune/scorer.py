@@ -82,3 +82,27 @@ def load_pruner(directory: str | Path) -> PruneModule:
                          f"({' '.join(str(exc).split())[:200]})") from None
     pruner.eval()
     return pruner
+
+
+def retarget_pruner(pruner: PruneModule, keep_ratio: float | None = None,
+                    layers: list[int] | None = None) -> PruneModule:
+    """A copy of ``pruner`` with another keep ratio and/or a subset of its pruning layers (trained
+    scorers are reused as they are; no retraining). Raises ValueError for layers it has no scorer for."""
+    data = pruner.config.to_dict()
+    if keep_ratio is not None:
+        data["keep_ratio"] = keep_ratio
+    if layers is not None:
+        missing = sorted(set(layers) - set(pruner.config.layers))
+        if missing:
+            raise ValueError(f"no trained scorer for layer(s) {missing}: this pruner has layers "
+                             f"{pruner.config.layers} (train one with `conba prune train --layers ...`)")
+        data["layers"] = sorted(set(layers))
+    history = list(data["info"].get("retargeted", []))
+    history.append({"from": {"keep_ratio": pruner.config.keep_ratio, "layers": pruner.config.layers},
+                    "to": {"keep_ratio": data["keep_ratio"], "layers": data["layers"]}})
+    data["info"] = {**data["info"], "retargeted": history}
+    out = PruneModule(PruneConfig.from_dict(data))
+    state = {k: v for k, v in pruner.scorers.state_dict().items() if int(k.split(".")[0]) in out.config.layers}
+    out.scorers.load_state_dict(state, strict=True)
+    out.eval()
+    return out

@@ -26,7 +26,18 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("CONBA_CACHE", Path.home() / ".cache" / "conba"))
 
 
+def _tensor_bytes(t: torch.Tensor) -> bytes:
+    """The raw bytes of a tensor (any dtype, bf16 included), with its dtype and shape."""
+    t = t.detach().cpu().contiguous()
+    return f"{t.dtype}{tuple(t.shape)}".encode() + t.reshape(-1).view(torch.uint8).numpy().tobytes()
+
+
 def _backbone_key(backbone: Backbone, layer: int) -> str:
+    """Cache key of the backbone's first ``layer`` layers: a hash of the exact bytes of every weight.
+
+    Deterministic (no float reductions, so it does not depend on the thread count); any change to a
+    weight that reaches the cached states changes the key.
+    """
     h = hashlib.sha256()
     cfg = backbone.config
     h.update(f"{cfg.name_or_path}|{cfg.max_length}|{cfg.split_identifiers}|".encode())
@@ -35,8 +46,7 @@ def _backbone_key(backbone: Backbone, layer: int) -> str:
         state.update({f"l{i}.{k}": v for k, v in backbone.layers[i].state_dict().items()})
     for key in sorted(state):
         h.update(key.encode())
-        h.update(state[key].detach().float().cpu().numpy().tobytes()[:4096])
-        h.update(str(float(state[key].double().sum())).encode())
+        h.update(_tensor_bytes(state[key]))
     return h.hexdigest()[:16]
 
 
