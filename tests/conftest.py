@@ -27,6 +27,14 @@ def tiny_backbone(tmp_path_factory) -> Path:
     return make_tiny_backbone(tmp_path_factory.mktemp("tiny-bert"))
 
 
+@pytest.fixture(scope="module")
+def tiny_model(tiny_backbone, tmp_path_factory) -> str:
+    """A saved conba model folder (tiny backbone, default head, 64-token cap); one per test module."""
+    from conba.model import ConbaModel
+
+    return str(ConbaModel.create(str(tiny_backbone), max_length=64).save(tmp_path_factory.mktemp("m")))
+
+
 @pytest.fixture()
 def tiny_data(tmp_path) -> tuple[Path, Path]:
     from conba.testing import make_tiny_dataset

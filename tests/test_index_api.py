@@ -30,13 +30,6 @@ CODE = {
 }
 
 
-@pytest.fixture(scope="module")
-def tiny_model(tiny_backbone, tmp_path_factory):
-    from conba.model import ConbaModel
-
-    return str(ConbaModel.create(str(tiny_backbone), max_length=64).save(tmp_path_factory.mktemp("m")))
-
-
 @pytest.fixture()
 def project(tmp_path):
     root = tmp_path / "proj"

@@ -17,13 +17,6 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "polyglot"
 
 
 @pytest.fixture(scope="module")
-def tiny_model(tiny_backbone, tmp_path_factory):
-    from conba.model import ConbaModel
-
-    return str(ConbaModel.create(str(tiny_backbone), max_length=64).save(tmp_path_factory.mktemp("m")))
-
-
-@pytest.fixture(scope="module")
 def built(tiny_model, tmp_path_factory):
     """The example project indexed once: (index dir, model dir)."""
     folder = tmp_path_factory.mktemp("cli") / "idx"

@@ -7,8 +7,6 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 from conba.index.extract import extract_units
 from conba.index.filters import read_source
 from conba.index.walker import discover
@@ -42,13 +40,6 @@ def test_units_are_methods_not_classes():
     doubled = [n for n in names if len(n.split(".")) >= 2 and n.split(".")[-1] == n.split(".")[-2]]
     assert doubled == []
     assert "Matrix.<init>" in names and not any(n.startswith(("MathUtils.<init>", "Search.<init>")) for n in names)
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tiny_backbone, tmp_path_factory):
-    from conba.model import ConbaModel
-
-    return str(ConbaModel.create(str(tiny_backbone), max_length=64).save(tmp_path_factory.mktemp("m")))
 
 
 def _eval_module():

@@ -20,13 +20,6 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 N_FUNCS = 30
 
 
-@pytest.fixture(scope="module")
-def tiny_model(tiny_backbone, tmp_path_factory):
-    from conba.model import ConbaModel
-
-    return str(ConbaModel.create(str(tiny_backbone), max_length=64).save(tmp_path_factory.mktemp("m")))
-
-
 def _count(db_path: Path, sql: str) -> int:
     try:
         db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5)

@@ -21,13 +21,6 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="flock is POSIX")
 
 
-@pytest.fixture(scope="module")
-def tiny_model(tiny_backbone, tmp_path_factory):
-    from conba.model import ConbaModel
-
-    return str(ConbaModel.create(str(tiny_backbone), max_length=64).save(tmp_path_factory.mktemp("m")))
-
-
 @pytest.fixture()
 def proj(tmp_path):
     d = tmp_path / "proj"

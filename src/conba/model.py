@@ -206,9 +206,9 @@ class ConbaModel(nn.Module):
         base = self.fingerprint()
         if self.pruner is None or not self.use_pruning:
             return base
-        from conba.engine.onnx_runtime import _pruner_key
+        from conba.prune.scorer import pruner_key
 
-        return hashlib.sha256(f"{base}|{_pruner_key(self.pruner)}".encode()).hexdigest()[:16]
+        return hashlib.sha256(f"{base}|{pruner_key(self.pruner)}".encode()).hexdigest()[:16]
 
     def save(self, directory: str | Path, storage: str = "auto", dtype: str = "float32") -> Path:
         """Save as a folder. storage: 'full', 'delta' (only tensors differing from the embedded

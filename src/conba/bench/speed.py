@@ -117,9 +117,9 @@ def variant_key(vs, name: str) -> str:
     model = vs.model
     parts = [name, model.fingerprint()]
     if name in ("sdtp", "both") and model.pruner is not None:
-        from conba.engine.onnx_runtime import _pruner_key
+        from conba.prune.scorer import pruner_key
 
-        parts.append(_pruner_key(model.pruner))
+        parts.append(pruner_key(model.pruner))
     if name in ("onnx", "both"):
         import onnxruntime
 

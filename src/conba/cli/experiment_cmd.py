@@ -18,22 +18,21 @@ _CFG_OPTIONS = ("backbone", "max_length", "cap", "train_limit", "dev_limit", "ep
                 "batch_size", "cache_dir", "device", "threads", "work")
 
 
-def _floats(text: str | None) -> list[float] | None:
+def _numbers(text: str | None, kind: type, what: str) -> list | None:
     if text is None:
         return None
     try:
-        return [float(x) for x in text.replace(" ", "").split(",") if x]
+        return [kind(x) for x in text.replace(" ", "").split(",") if x]
     except ValueError:
-        raise click.BadParameter(f"expected comma-separated numbers, got '{text}'") from None
+        raise click.BadParameter(f"expected comma-separated {what}, got '{text}'") from None
+
+
+def _floats(text: str | None) -> list[float] | None:
+    return _numbers(text, float, "numbers")
 
 
 def _ints(text: str | None) -> list[int] | None:
-    if text is None:
-        return None
-    try:
-        return [int(x) for x in text.replace(" ", "").split(",") if x]
-    except ValueError:
-        raise click.BadParameter(f"expected comma-separated integers, got '{text}'") from None
+    return _numbers(text, int, "integers")
 
 
 def _names(text: str | None) -> list[str] | None:

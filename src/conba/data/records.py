@@ -56,7 +56,8 @@ def normalize_language(name: str) -> str:
     return LANGUAGE_ALIASES.get(key, key)
 
 
-def _iter_json_lines(path: Path) -> Iterator[tuple[int, dict]]:
+def iter_json_lines(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number, object) of every non-blank line of a JSONL file; DataError naming file:line otherwise."""
     if not path.exists():
         raise DataError(f"{path}: file not found")
     if path.is_dir():
@@ -103,7 +104,7 @@ def _report_unknown(path: Path, unknown: Counter, on_unknown: str) -> None:
 def detect_format(path: str | Path) -> str:
     """'grouped' or 'pairs', judged from the first non-empty line."""
     path = Path(path)
-    for lineno, obj in _iter_json_lines(path):
+    for lineno, obj in iter_json_lines(path):
         if "positive" in obj or "negative" in obj:
             return "pairs"
         if "group" in obj:
@@ -120,7 +121,7 @@ def load_grouped(path: str | Path, on_unknown: str = "warn") -> list[CodeRecord]
     records: list[CodeRecord] = []
     seen: dict[str, int] = {}
     unknown: Counter = Counter()
-    for lineno, obj in _iter_json_lines(path):
+    for lineno, obj in iter_json_lines(path):
         where = f"{path}:{lineno}"
         group = obj.get("group")
         if isinstance(group, int):
@@ -169,7 +170,7 @@ def load_pairs(path: str | Path, on_unknown: str = "warn") -> list[PairExample]:
     path = Path(path)
     examples: list[PairExample] = []
     unknown: Counter = Counter()
-    for lineno, obj in _iter_json_lines(path):
+    for lineno, obj in iter_json_lines(path):
         where = f"{path}:{lineno}"
         language = normalize_language(_require_str(obj, "language", where))
         pos, neg = obj.get("positive"), obj.get("negative")

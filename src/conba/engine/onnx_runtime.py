@@ -11,7 +11,6 @@ version, so they are built once (about half a minute for MiniLM).
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +21,7 @@ from conba.engine.threads import requested_threads
 from conba.prune.config import PruneConfig
 from conba.prune.forward import PrunedStates, dropped_sum
 from conba.prune.mask import hard_keep_indices
+from conba.prune.scorer import pruner_key
 
 EXPORT_VERSION = 2  # bump when the export recipe changes (cached exports are rebuilt)
 
@@ -77,16 +77,6 @@ class OnnxEncoder:
         return PrunedStates(torch.from_numpy(hidden), mask, exit_sum, n_tokens)
 
 
-def _pruner_key(pruner) -> str:
-    if pruner is None:
-        return "dense"
-    h = hashlib.sha256(str(sorted(pruner.config.to_dict().items())).encode())
-    for k, v in sorted(pruner.state_dict().items()):
-        h.update(k.encode())
-        h.update(v.detach().float().cpu().numpy().tobytes())
-    return "sdtp" + h.hexdigest()[:12]
-
-
 def export_dir(model, quantize: bool, prune: bool) -> Path:
     """Where the export of this model / pruner / precision is cached."""
     import onnxruntime as ort
@@ -94,7 +84,7 @@ def export_dir(model, quantize: bool, prune: bool) -> Path:
     from conba.train.features import default_cache_dir
 
     pruner = model.pruner if prune else None
-    name = f"{model.fingerprint()}-{_pruner_key(pruner)}-{'int8' if quantize else 'fp32'}-ort{ort.__version__}" \
+    name = f"{model.fingerprint()}-{pruner_key(pruner)}-{'int8' if quantize else 'fp32'}-ort{ort.__version__}" \
            f"-v{EXPORT_VERSION}"
     return default_cache_dir() / "onnx" / name
 

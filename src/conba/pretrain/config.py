@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field
+from typing import ClassVar
 
-from conba.utils.config_keys import known_keys
-from conba.utils.io import read_json, write_json_atomic
+from conba.utils.config_keys import JsonConfig
 
 OBJECTIVES = ("mlm", "rtd", "both")
 CONFIG_NAME = "pretrain_config.json"
 
 
 @dataclass
-class PretrainConfig:
+class PretrainConfig(JsonConfig):
+    config_name: ClassVar[str] = "pretrain config"
     data: list[str] = field(default_factory=list)  # folders of code files and/or JSONL files
     out: str = "pretrained-backbone"
     backbone: str = "default"          # HF name or folder; 'default' = embedded all-MiniLM-L6-v2
@@ -57,20 +57,6 @@ class PretrainConfig:
         if self.max_chunks_per_file < 0 or self.checkpoint_every < 0:
             raise ValueError("max_chunks_per_file and checkpoint_every must be >= 0")
         return self
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> PretrainConfig:
-        return cls(**known_keys(cls, data, "pretrain config"))
-
-    def save(self, path: str | Path) -> None:
-        write_json_atomic(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path: str | Path) -> PretrainConfig:
-        return cls.from_dict(read_json(path))
 
     def run_signature(self) -> dict:
         """What must match for a checkpoint to be resumed."""

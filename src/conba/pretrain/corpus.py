@@ -9,7 +9,6 @@ tokenizer's special tokens ([CLS] ... [SEP]).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 MIN_WINDOW = 4  # windows with fewer real tokens are dropped
@@ -17,23 +16,17 @@ MIN_WINDOW = 4  # windows with fewer real tokens are dropped
 
 def _jsonl_codes(path: Path) -> list[str]:
     from conba.data import DataError, load_records
+    from conba.data.records import iter_json_lines
 
     try:
         return [r.code for r in load_records(path, on_unknown="keep")]
     except DataError:
         pass
     codes = []
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
-            if not isinstance(obj, dict) or not isinstance(obj.get("code"), str):
-                raise ValueError(f"{path}:{lineno}: expected an object with a string field 'code'")
-            codes.append(obj["code"])
+    for lineno, obj in iter_json_lines(path):
+        if not isinstance(obj.get("code"), str):
+            raise ValueError(f"{path}:{lineno}: expected an object with a string field 'code'")
+        codes.append(obj["code"])
     return codes
 
 

@@ -10,6 +10,7 @@ normalised saliency.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import torch
@@ -106,3 +107,14 @@ def retarget_pruner(pruner: PruneModule, keep_ratio: float | None = None,
     out.scorers.load_state_dict(state, strict=True)
     out.eval()
     return out
+
+
+def pruner_key(pruner: PruneModule | None) -> str:
+    """Identity of a pruner (settings + scorer weights), for caches and index checks; "dense" for None."""
+    if pruner is None:
+        return "dense"
+    h = hashlib.sha256(str(sorted(pruner.config.to_dict().items())).encode())
+    for k, v in sorted(pruner.state_dict().items()):
+        h.update(k.encode())
+        h.update(v.detach().float().cpu().numpy().tobytes())
+    return "sdtp" + h.hexdigest()[:12]

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field
+from typing import ClassVar
 
-from conba.utils.config_keys import known_keys
-from conba.utils.io import read_json, write_json_atomic
+from conba.utils.config_keys import JsonConfig
 
 DEFAULT_TRAIN = ["../shared/data/atcoder_train.jsonl", "../shared/data/mbxp_train.jsonl"]
 # Settings that change the saliency pass (its layers are checked separately: a pass over more layers
@@ -33,7 +32,8 @@ def default_layers(num_layers: int) -> list[int]:
 
 
 @dataclass
-class PruneTrainConfig:
+class PruneTrainConfig(JsonConfig):
+    config_name: ClassVar[str] = "prune training"
     model: str = "default"
     out: str = ""
     train: list[str] = field(default_factory=lambda: list(DEFAULT_TRAIN))
@@ -85,20 +85,6 @@ class PruneTrainConfig:
         if min(self.w_task, self.w_mse, self.w_rank, self.w_distill) < 0:
             raise ValueError("loss weights must be >= 0")
         return self
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> PruneTrainConfig:
-        return cls(**known_keys(cls, data, "prune training"))
-
-    def save(self, path: str | Path) -> None:
-        write_json_atomic(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path: str | Path) -> PruneTrainConfig:
-        return cls.from_dict(read_json(path))
 
     def saliency_key(self) -> str:
         """Hash of the settings the saliency pass depends on (a changed value means a fresh pass)."""
