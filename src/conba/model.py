@@ -61,6 +61,7 @@ class ConbaModel(nn.Module):
         self.pruner: nn.Module | None = None  # SDTP token scorers (conba.prune), saved in prune/
         self.use_pruning = True  # encode() prunes when a pruner is attached; load_model(prune=False) turns it off
         self._engines: dict = {}  # ONNX Runtime encoders built on first use (conba.engine.onnx_runtime)
+        self.max_chunks: int | None = 1  # windows per long snippet (conba.engine.chunks); 1 = truncate
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -94,7 +95,8 @@ class ConbaModel(nn.Module):
                batch_size: int = 32, show_progress_bar: bool | None = None, normalize: bool = True,
                convert_to_numpy: bool = True, convert_to_tensor: bool = False,
                engine: str = "torch",
-               max_batch_tokens: int | None = DEFAULT_BATCH_TOKENS) -> np.ndarray | torch.Tensor:
+               max_batch_tokens: int | None = DEFAULT_BATCH_TOKENS,
+               max_chunks: int | None = None) -> np.ndarray | torch.Tensor:
         """Embed code snippets. Returns float32 (n, d) (numpy by default), in input order.
 
         Snippets are tokenized once and sorted by token length so each batch pads little; the order
@@ -105,6 +107,9 @@ class ConbaModel(nn.Module):
         ``engine``: "torch" (default), "onnx" (ONNX Runtime, dynamic int8) or "onnx-fp32"; both
         ONNX engines need ``pip install 'conba[onnx]'``. An attached SDTP pruner (``conba prune
         train``) prunes tokens in every engine unless ``use_pruning`` is False.
+        ``max_chunks``: a snippet longer than the backbone's window is cut into up to this many
+        windows whose vectors are averaged (:mod:`conba.engine.chunks`); 1 truncates to the first
+        window. None: the model's setting (``self.max_chunks``).
         """
         single = isinstance(codes, str)
         codes = [codes] if single else list(codes)
@@ -117,7 +122,8 @@ class ConbaModel(nn.Module):
             raise TypeError("encode() takes strings of code")
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
-        from conba.engine import ENGINES, apply_threads, length_sorted_batches, pad_token_id, tokenize_ids
+        from conba.engine import ENGINES, apply_threads, length_sorted_batches, pad_token_id
+        from conba.engine.chunks import check_max_chunks, chunk_ids, pool_chunks
 
         if engine not in ENGINES:
             raise ValueError(f"unknown engine {engine!r} ({', '.join(ENGINES)})")
@@ -125,21 +131,25 @@ class ConbaModel(nn.Module):
         apply_threads()
         out = torch.zeros(len(codes), self.dim)
         if codes:
-            ids = tokenize_ids(self.backbone, codes)  # once; batches are padded from these ids
+            chunks = chunk_ids(self.backbone, codes, check_max_chunks(
+                self.max_chunks if max_chunks is None else max_chunks))  # one tokenizer pass
+            owner = chunks.owner
             if show_progress_bar is None:
-                show_progress_bar = len(codes) > 4 * batch_size and sys.stderr.isatty()
+                show_progress_bar = len(chunks.ids) > 4 * batch_size and sys.stderr.isatty()
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=len(codes), desc="encode", unit="snippet", disable=not show_progress_bar)
+            bar = tqdm(total=len(chunks.ids), desc="encode", unit="window", disable=not show_progress_bar)
             device = self.device
-            for batch in length_sorted_batches(ids, batch_size, pad_token_id(self.backbone.tokenizer),
+            windows = torch.zeros(len(chunks.ids), self.dim)
+            for batch in length_sorted_batches(chunks.ids, batch_size, pad_token_id(self.backbone.tokenizer),
                                                max_batch_tokens):
-                lang_ids = self.head.language_ids([languages[i] for i in batch.index]).to(device)
+                lang_ids = self.head.language_ids([languages[owner[i]] for i in batch.index]).to(device)
                 emb = self._embed_batch(batch.input_ids.to(device), batch.attention_mask.to(device), lang_ids,
                                         engine).float()
-                out[batch.index] = emb.cpu()
+                windows[batch.index] = emb.cpu()
                 bar.update(len(batch.index))
             bar.close()
+            out = windows if len(chunks.ids) == len(codes) else pool_chunks(windows, chunks, len(codes))
         if normalize:
             out = torch.nn.functional.normalize(out, dim=-1)
         if single:
@@ -204,6 +214,8 @@ class ConbaModel(nn.Module):
         """Identity of the vectors ``encode()`` gives: :meth:`fingerprint` (the weights), combined with
         the SDTP pruner's settings and weights while pruning is on (pruned vectors differ slightly)."""
         base = self.fingerprint()
+        if self.max_chunks != 1:  # long inputs pooled over windows: other vectors than truncation
+            base = hashlib.sha256(f"{base}|chunks={self.max_chunks}".encode()).hexdigest()[:16]
         if self.pruner is None or not self.use_pruning:
             return base
         from conba.prune.scorer import pruner_key
@@ -264,6 +276,7 @@ class ConbaModel(nn.Module):
             "backbone_storage": storage,
             "dtype": dtype,
             "threshold": self.threshold,
+            "max_chunks": self.max_chunks,
             "fingerprint": self.fingerprint(),
             "info": self.info,
         }
@@ -313,6 +326,12 @@ class ConbaModel(nn.Module):
         backbone = Backbone(bcfg, tokenizer=tokenizer, model=hf)
         head = load_head(directory / "head")
         model = cls(backbone, head, threshold=config.get("threshold"), info=config.get("info"))
+        try:
+            from conba.engine.chunks import check_max_chunks
+
+            model.max_chunks = check_max_chunks(config.get("max_chunks", 1))  # old folders: truncation
+        except ValueError as exc:
+            raise ModelError(f"{cfg_path}: {exc}") from None
         if (directory / "prune").is_dir():
             from conba.prune.scorer import load_pruner
 

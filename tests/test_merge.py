@@ -1,0 +1,56 @@
+"""WiSE-FT weight-space merging of a fine-tuned model with its untuned counterpart."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from conba.heads import HeadConfig
+from conba.merge import merge
+from conba.model import ConbaModel, ModelError
+
+CODES = ["def add(a, b):\n    return a + b\n", "static int add(int a, int b) { return a + b; }"]
+
+
+@pytest.fixture()
+def pair(tiny_backbone):
+    base = ConbaModel.create(str(tiny_backbone), head=HeadConfig(kind="linear"), max_length=64)
+    tuned = ConbaModel.create(str(tiny_backbone), head=HeadConfig(kind="linear"), max_length=64)
+    torch.manual_seed(1)
+    with torch.no_grad():
+        for p in list(tuned.backbone.model.parameters()) + list(tuned.head.parameters()):
+            p.add_(0.05 * torch.randn_like(p))
+    return tuned, base
+
+
+def test_alpha_ends(pair):
+    tuned, base = pair
+    assert np.allclose(merge(tuned, base, 1.0).encode(CODES), tuned.encode(CODES), atol=1e-6)
+    assert np.allclose(merge(tuned, base, 0.0).encode(CODES), base.encode(CODES), atol=1e-6)
+
+
+def test_midpoint_is_the_mean_of_the_weights(pair):
+    tuned, base = pair
+    mid = merge(tuned, base, 0.5)
+    key = "encoder.layer.0.attention.self.query.weight"
+    want = (tuned.backbone.model.state_dict()[key] + base.backbone.model.state_dict()[key]) / 2
+    assert torch.allclose(mid.backbone.model.state_dict()[key], want, atol=1e-7)
+    assert mid.info["merged"]["alpha"] == 0.5
+    assert tuned.backbone.model.state_dict()[key] is not mid.backbone.model.state_dict()[key]
+
+
+def test_default_base_is_untuned_with_identity_head(pair, tiny_backbone):
+    tuned, _ = pair
+    zero = merge(tuned, alpha=0.0)
+    plain = ConbaModel.create(str(tiny_backbone), max_length=64)  # mean pooling, no head
+    assert np.allclose(zero.encode(CODES), plain.encode(CODES), atol=1e-5)
+
+
+def test_bad_alpha_and_mismatch(pair, tiny_backbone):
+    tuned, base = pair
+    with pytest.raises(ValueError, match="alpha"):
+        merge(tuned, base, 1.5)
+    other = ConbaModel.create(str(tiny_backbone), head=HeadConfig(kind="linear", out_dim=8), max_length=64)
+    with pytest.raises(ModelError, match="different tensors"):
+        merge(tuned, other, 0.5)
