@@ -54,3 +54,20 @@ def test_bad_alpha_and_mismatch(pair, tiny_backbone):
     other = ConbaModel.create(str(tiny_backbone), head=HeadConfig(kind="linear", out_dim=8), max_length=64)
     with pytest.raises(ModelError, match="different tensors"):
         merge(tuned, other, 0.5)
+
+
+def test_merge_cli(pair, tmp_path):
+    from click.testing import CliRunner
+
+    from conba.cli.main import cli
+    from conba.model import load_model
+
+    tuned, _ = pair
+    src = tuned.save(tmp_path / "tuned", storage="full")
+    res = CliRunner().invoke(cli, ["merge", str(src), "-a", "1", "-o", str(tmp_path / "out"), "--max-chunks", "3"])
+    assert res.exit_code == 0, res.output
+    out = load_model(tmp_path / "out")
+    assert out.max_chunks == 3 and out.threshold is None
+    assert np.allclose(out.encode(CODES, max_chunks=1), tuned.encode(CODES), atol=1e-6)
+    bad = CliRunner().invoke(cli, ["merge", str(src), "-a", "2", "-o", str(tmp_path / "x")])
+    assert bad.exit_code != 0 and "alpha" in bad.output.lower()

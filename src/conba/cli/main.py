@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "prune": ("conba.cli.prune_cmd", "prune", "SDTP token pruning: train a pruning module for faster encoding."),
     "bench": ("conba.cli.bench_cmd", "bench", "Benchmarks (speed: conba variants vs sentence-transformers)."),
     "experiment": ("conba.cli.experiment_cmd", "experiment", "Research experiments (ablation, classifiers, ...)."),
+    "merge": ("conba.cli.merge_cmd", "merge_cmd", "WiSE-FT: average a fine-tuned model's weights with its base."),
     "pretrain": ("conba.cli.pretrain_cmd", "pretrain", "Continued pretraining of the backbone (MLM, RTD)."),
 }
 

@@ -1,0 +1,42 @@
+"""``conba merge``: WiSE-FT weight-space averaging of a fine-tuned model with its untuned base."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from conba.cli.common import friendly_errors
+
+
+@click.command("merge")
+@click.argument("finetuned", metavar="MODEL")
+@click.option("-a", "--alpha", type=click.FloatRange(0.0, 1.0), required=True,
+              help="Weight of MODEL: 1 = MODEL unchanged, 0 = the base.")
+@click.option("--base", default=None, metavar="M",
+              help="The model MODEL was fine-tuned from (default: its untuned backbone with a fresh head).")
+@click.option("-o", "--output", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder to write the merged model to.")
+@click.option("--max-chunks", type=click.IntRange(1), default=None,
+              help="Windows per long snippet for the merged model (default: MODEL's).")
+@friendly_errors
+def merge_cmd(finetuned: str, alpha: float, base: str | None, out: Path, max_chunks: int | None) -> None:
+    """Average every weight of MODEL with its untuned base: alpha * MODEL + (1 - alpha) * base
+    (WiSE-FT). Fine-tuning on one kind of code can cost accuracy on another; the merge keeps part of
+    both (docs/BENCHMARKS.md measures the trade-off).
+
+    \b
+    Examples:
+      conba merge runs/my-model -a 0.5 -o runs/my-model-wise50
+      conba merge default -a 0.7 -o wise70 && conba eval data.jsonl -m wise70
+    """
+    from conba.merge import merge
+    from conba.model import load_model
+
+    tuned = load_model(finetuned, prune=False)
+    merged = merge(tuned, load_model(base, prune=False) if base else None, alpha)
+    if max_chunks is not None:
+        merged.max_chunks = max_chunks
+    merged.threshold = None  # the fine-tuned model's calibrated threshold does not hold for the merge
+    merged.save(out, storage="auto", dtype="float32")
+    click.echo(f"wrote {out} (alpha {alpha}; recalibrate its threshold with `conba eval --calibrate`)", err=True)
