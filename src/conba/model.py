@@ -2,7 +2,7 @@
 
 A saved model is a folder::
 
-    conba_config.json        backbone config, head kind, threshold, fingerprint, training info
+    conba_config.json        backbone config, head kind, threshold, fingerprint, input view, training info
     head/                    head_config.json + head.safetensors
     backbone/                full Hugging Face folder (safetensors + tokenizer), or
     backbone_delta.safetensors   only the tensors that differ from an always-available base model
@@ -27,6 +27,7 @@ from torch import nn
 
 from conba.encoder.backbone import Backbone, BackboneConfig, BackboneError, is_embedded, load_hf
 from conba.heads import Head, HeadConfig, build_head, load_head, save_head
+from conba.syntax.view import VIEWS, check_view
 from conba.utils.io import read_json, write_json_atomic
 
 CONFIG_NAME = "conba_config.json"
@@ -52,12 +53,13 @@ class ConbaModel(nn.Module):
     """A code encoder: backbone token states -> head -> one (normalised) vector per snippet."""
 
     def __init__(self, backbone: Backbone, head: Head, threshold: float | None = None,
-                 info: dict | None = None):
+                 info: dict | None = None, view: str = "raw"):
         super().__init__()
         self.backbone = backbone
         self.head = head
         self.threshold = threshold
         self.info: dict = dict(info or {})
+        self.view = check_view(view)  # input view encode() applies (conba.syntax.view); saved with the model
         self.pruner: nn.Module | None = None  # SDTP token scorers (conba.prune), saved in prune/
         self.use_pruning = True  # encode() prunes when a pruner is attached; load_model(prune=False) turns it off
         self._engines: dict = {}  # ONNX Runtime encoders built on first use (conba.engine.onnx_runtime)
@@ -65,13 +67,13 @@ class ConbaModel(nn.Module):
     # ------------------------------------------------------------------ construction
     @classmethod
     def create(cls, backbone: str | BackboneConfig = "default", head: HeadConfig | None = None,
-               **backbone_kwargs: Any) -> ConbaModel:
+               view: str = "raw", **backbone_kwargs: Any) -> ConbaModel:
         cfg = backbone if isinstance(backbone, BackboneConfig) else BackboneConfig(
             name_or_path=_canonical_backbone(backbone), **backbone_kwargs)
         bb = Backbone(cfg)
         head = head or HeadConfig(kind="none")
         head.dim = bb.hidden_size
-        return cls(bb, build_head(head))
+        return cls(bb, build_head(head), view=view)
 
     @property
     def dim(self) -> int:
@@ -94,7 +96,8 @@ class ConbaModel(nn.Module):
                batch_size: int = 32, show_progress_bar: bool | None = None, normalize: bool = True,
                convert_to_numpy: bool = True, convert_to_tensor: bool = False,
                engine: str = "torch",
-               max_batch_tokens: int | None = DEFAULT_BATCH_TOKENS) -> np.ndarray | torch.Tensor:
+               max_batch_tokens: int | None = DEFAULT_BATCH_TOKENS,
+               view: str | None = None) -> np.ndarray | torch.Tensor:
         """Embed code snippets. Returns float32 (n, d) (numpy by default), in input order.
 
         Snippets are tokenized once and sorted by token length so each batch pads little; the order
@@ -105,6 +108,8 @@ class ConbaModel(nn.Module):
         ``engine``: "torch" (default), "onnx" (ONNX Runtime, dynamic int8) or "onnx-fp32"; both
         ONNX engines need ``pip install 'conba[onnx]'``. An attached SDTP pruner (``conba prune
         train``) prunes tokens in every engine unless ``use_pruning`` is False.
+        ``view`` (default: the model's ``view``) is the input view each snippet goes through first
+        (:func:`conba.syntax.view.apply_views`; snippets without a language stay raw).
         """
         single = isinstance(codes, str)
         codes = [codes] if single else list(codes)
@@ -117,6 +122,11 @@ class ConbaModel(nn.Module):
             raise TypeError("encode() takes strings of code")
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
+        view = check_view(view or self.view)
+        if view != "raw":
+            from conba.syntax.view import apply_views
+
+            codes, _ = apply_views(codes, languages, view)
         from conba.engine import ENGINES, apply_threads, length_sorted_batches, pad_token_id, tokenize_ids
 
         if engine not in ENGINES:
@@ -202,13 +212,16 @@ class ConbaModel(nn.Module):
 
     def embedding_fingerprint(self) -> str:
         """Identity of the vectors ``encode()`` gives: :meth:`fingerprint` (the weights), combined with
-        the SDTP pruner's settings and weights while pruning is on (pruned vectors differ slightly)."""
-        base = self.fingerprint()
-        if self.pruner is None or not self.use_pruning:
-            return base
-        from conba.prune.scorer import pruner_key
+        the SDTP pruner's settings and weights while pruning is on (pruned vectors differ slightly)
+        and with the input view unless it is ``raw`` (vectors of two views never mix in an index)."""
+        key = self.fingerprint()
+        if self.pruner is not None and self.use_pruning:
+            from conba.prune.scorer import pruner_key
 
-        return hashlib.sha256(f"{base}|{pruner_key(self.pruner)}".encode()).hexdigest()[:16]
+            key = hashlib.sha256(f"{key}|{pruner_key(self.pruner)}".encode()).hexdigest()[:16]
+        if self.view != "raw":
+            key = hashlib.sha256(f"{key}|view={self.view}".encode()).hexdigest()[:16]
+        return key
 
     def save(self, directory: str | Path, storage: str = "auto", dtype: str = "float32") -> Path:
         """Save as a folder. storage: 'full', 'delta' (only tensors differing from the embedded
@@ -265,6 +278,7 @@ class ConbaModel(nn.Module):
             "dtype": dtype,
             "threshold": self.threshold,
             "fingerprint": self.fingerprint(),
+            "view": self.view,
             "info": self.info,
         }
         write_json_atomic(directory / CONFIG_NAME, config)
@@ -292,6 +306,9 @@ class ConbaModel(nn.Module):
             raise ModelError(f"{exc}; the model folder is corrupt, re-save or re-train it") from None
         if config.get("format") != "conba-model":
             raise ModelError(f"{cfg_path}: not a conba model config")
+        view = config.get("view", "raw")  # folders saved before views existed: raw, as they behaved
+        if view not in VIEWS:
+            raise ModelError(f"{cfg_path}: unknown input view {view!r} (valid: {', '.join(VIEWS)})")
         bcfg = BackboneConfig.from_dict(config["backbone"])
         storage = config.get("backbone_storage", "full")
         try:
@@ -312,7 +329,7 @@ class ConbaModel(nn.Module):
             raise ModelError(f"{directory}: {exc}") from None
         backbone = Backbone(bcfg, tokenizer=tokenizer, model=hf)
         head = load_head(directory / "head")
-        model = cls(backbone, head, threshold=config.get("threshold"), info=config.get("info"))
+        model = cls(backbone, head, threshold=config.get("threshold"), info=config.get("info"), view=view)
         if (directory / "prune").is_dir():
             from conba.prune.scorer import load_pruner
 
