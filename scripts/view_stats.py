@@ -62,12 +62,48 @@ def measure(codes: list[str], langs: list[str], view: str, repeats: int) -> dict
                             for lang, v in sorted(by_lang.items())}}
 
 
+def _errors(code: str, language: str) -> int | None:
+    """ERROR / MISSING nodes in the tree-sitter parse (None: not parsed); for Python, 0/1 from compile()."""
+    if language == "python":
+        import warnings
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                compile(code, "<view>", "exec")
+            return 0
+        except (SyntaxError, ValueError):
+            return 1
+    from conba.syntax.parse import captures, parse
+
+    parsed = parse(code, language)
+    if isinstance(parsed, str):
+        return None
+    root = parsed.root
+    return len(captures(root, "(ERROR) @e (MISSING) @m", parsed.language)) if root.has_error else 0
+
+
+def check(codes: list[str], langs: list[str], view: str) -> dict:
+    """Snippets whose viewed text parses worse than the raw text (Python: compiles no longer)."""
+    from conba.syntax import apply_views
+
+    out, _ = apply_views(codes, langs, view)
+    worse: dict[str, int] = defaultdict(int)
+    for code, viewed, lang in zip(codes, out, langs):
+        before = _errors(code, lang)
+        if before is not None and viewed != code and (_errors(viewed, lang) or 0) > before:
+            worse[lang] += 1
+    return {"view": view, "parses_worse": dict(worse)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("inputs", nargs="+", type=Path, help="grouped JSONL files and/or source folders")
     ap.add_argument("--views", default="code", help="comma-separated views (code, code+docs)")
     ap.add_argument("--repeats", type=int, default=3, help="timed passes; the median is reported")
     ap.add_argument("--markdown", action="store_true", help="also print a markdown table")
+    ap.add_argument("--check", action="store_true",
+                    help="also count snippets whose view parses worse than the raw text (Python: compile())")
     args = ap.parse_args()
 
     rows = []
@@ -77,6 +113,8 @@ def main() -> None:
             row = {"data": path.name, **measure(codes, langs, view, args.repeats)}
             rows.append(row)
             print(json.dumps(row), flush=True)
+            if args.check:
+                print(json.dumps({"data": path.name, **check(codes, langs, view)}), flush=True)
     if args.markdown:
         print("\n| data | view | snippets | mean chars raw | mean chars view | kept | fallback % "
               "| helpers dropped | macros dropped | snippets/s (wall) | snippets/CPU-s |")
