@@ -129,3 +129,16 @@ def test_layering_syntax_imports_nothing_above_it():
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not any(n.startswith(forbidden) for n in names), f"{path.name} imports {names}"
+
+
+def test_framework_registered_functions_are_kept():
+    py = ('@app.route("/")\ndef index():\n    return "hi"\n\n@lru_cache(None)\ndef fib(n):\n    return n\n\n'
+          "app.run()\n")
+    out = apply_view(py, "python")
+    assert "def index" in out and "def fib" not in out
+    java = ("class T {\n  @Test\n  void adds() {}\n  @SuppressWarnings(\"x\")\n  static void unused() {}\n"
+            "  public static void main(String[] a) {}\n}\n")
+    out = apply_view(java, "java")
+    assert "void adds" in out and "unused" not in out
+    rust = "#[test]\nfn adds() {}\n#[inline]\nfn unused() {}\nfn main() {}\n"
+    assert apply_view(rust, "rust") == "#[test]\nfn adds() {}\nfn main() {}\n"
