@@ -2,7 +2,7 @@
 
 A saved model is a folder::
 
-    conba_config.json        backbone config, head kind, threshold, fingerprint, training info
+    conba_config.json        backbone config, head kind, threshold, fingerprint, input view, training info
     head/                    head_config.json + head.safetensors
     backbone/                full Hugging Face folder (safetensors + tokenizer), or
     backbone_delta.safetensors   only the tensors that differ from an always-available base model
@@ -27,6 +27,7 @@ from torch import nn
 
 from conba.encoder.backbone import Backbone, BackboneConfig, BackboneError, is_embedded, load_hf
 from conba.heads import Head, HeadConfig, build_head, load_head, save_head
+from conba.syntax.view import VIEWS, check_view
 from conba.utils.io import read_json, write_json_atomic
 
 CONFIG_NAME = "conba_config.json"
@@ -52,12 +53,13 @@ class ConbaModel(nn.Module):
     """A code encoder: backbone token states -> head -> one (normalised) vector per snippet."""
 
     def __init__(self, backbone: Backbone, head: Head, threshold: float | None = None,
-                 info: dict | None = None):
+                 info: dict | None = None, view: str = "raw"):
         super().__init__()
         self.backbone = backbone
         self.head = head
         self.threshold = threshold
         self.info: dict = dict(info or {})
+        self.view = check_view(view)  # input view encode() applies (conba.syntax.view); saved with the model
         self.pruner: nn.Module | None = None  # SDTP token scorers (conba.prune), saved in prune/
         self.use_pruning = True  # encode() prunes when a pruner is attached; load_model(prune=False) turns it off
         self._engines: dict = {}  # ONNX Runtime encoders built on first use (conba.engine.onnx_runtime)
@@ -66,13 +68,13 @@ class ConbaModel(nn.Module):
     # ------------------------------------------------------------------ construction
     @classmethod
     def create(cls, backbone: str | BackboneConfig = "default", head: HeadConfig | None = None,
-               **backbone_kwargs: Any) -> ConbaModel:
+               view: str = "raw", **backbone_kwargs: Any) -> ConbaModel:
         cfg = backbone if isinstance(backbone, BackboneConfig) else BackboneConfig(
             name_or_path=_canonical_backbone(backbone), **backbone_kwargs)
         bb = Backbone(cfg)
         head = head or HeadConfig(kind="none")
         head.dim = bb.hidden_size
-        return cls(bb, build_head(head))
+        return cls(bb, build_head(head), view=view)
 
     @property
     def dim(self) -> int:
@@ -96,7 +98,8 @@ class ConbaModel(nn.Module):
                convert_to_numpy: bool = True, convert_to_tensor: bool = False,
                engine: str = "torch",
                max_batch_tokens: int | None = DEFAULT_BATCH_TOKENS,
-               max_chunks: int | None = None) -> np.ndarray | torch.Tensor:
+               max_chunks: int | None = None,
+               view: str | None = None) -> np.ndarray | torch.Tensor:
         """Embed code snippets. Returns float32 (n, d) (numpy by default), in input order.
 
         Snippets are tokenized once and sorted by token length so each batch pads little; the order
@@ -110,6 +113,8 @@ class ConbaModel(nn.Module):
         ``max_chunks``: a snippet longer than the backbone's window is cut into up to this many
         windows whose vectors are averaged (:mod:`conba.engine.chunks`); 1 truncates to the first
         window. None: the model's setting (``self.max_chunks``).
+        ``view`` (default: the model's ``view``) is the input view each snippet goes through first
+        (:func:`conba.syntax.view.apply_views`; snippets without a language stay raw).
         """
         single = isinstance(codes, str)
         codes = [codes] if single else list(codes)
@@ -122,6 +127,11 @@ class ConbaModel(nn.Module):
             raise TypeError("encode() takes strings of code")
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
+        view = check_view(view or self.view)
+        if view != "raw":
+            from conba.syntax.view import apply_views
+
+            codes, _ = apply_views(codes, languages, view)
         from conba.engine import ENGINES, apply_threads, length_sorted_batches, pad_token_id
         from conba.engine.chunks import check_max_chunks, chunk_ids, pool_chunks
 
@@ -212,15 +222,19 @@ class ConbaModel(nn.Module):
 
     def embedding_fingerprint(self) -> str:
         """Identity of the vectors ``encode()`` gives: :meth:`fingerprint` (the weights), combined with
-        the SDTP pruner's settings and weights while pruning is on (pruned vectors differ slightly)."""
-        base = self.fingerprint()
-        if self.max_chunks != 1:  # long inputs pooled over windows: other vectors than truncation
-            base = hashlib.sha256(f"{base}|chunks={self.max_chunks}".encode()).hexdigest()[:16]
-        if self.pruner is None or not self.use_pruning:
-            return base
-        from conba.prune.scorer import pruner_key
+        the SDTP pruner's settings and weights while pruning is on (pruned vectors differ slightly),
+        with ``max_chunks`` unless it is 1 (long inputs pooled over windows) and with the input view
+        unless it is ``raw`` (vectors of two views never mix in an index)."""
+        key = self.fingerprint()
+        if self.max_chunks != 1:
+            key = hashlib.sha256(f"{key}|chunks={self.max_chunks}".encode()).hexdigest()[:16]
+        if self.pruner is not None and self.use_pruning:
+            from conba.prune.scorer import pruner_key
 
-        return hashlib.sha256(f"{base}|{pruner_key(self.pruner)}".encode()).hexdigest()[:16]
+            key = hashlib.sha256(f"{key}|{pruner_key(self.pruner)}".encode()).hexdigest()[:16]
+        if self.view != "raw":
+            key = hashlib.sha256(f"{key}|view={self.view}".encode()).hexdigest()[:16]
+        return key
 
     def save(self, directory: str | Path, storage: str = "auto", dtype: str = "float32") -> Path:
         """Save as a folder. storage: 'full', 'delta' (only tensors differing from the embedded
@@ -278,6 +292,7 @@ class ConbaModel(nn.Module):
             "threshold": self.threshold,
             "max_chunks": self.max_chunks,
             "fingerprint": self.fingerprint(),
+            "view": self.view,
             "info": self.info,
         }
         write_json_atomic(directory / CONFIG_NAME, config)
@@ -305,6 +320,9 @@ class ConbaModel(nn.Module):
             raise ModelError(f"{exc}; the model folder is corrupt, re-save or re-train it") from None
         if config.get("format") != "conba-model":
             raise ModelError(f"{cfg_path}: not a conba model config")
+        view = config.get("view", "raw")  # folders saved before views existed: raw, as they behaved
+        if view not in VIEWS:
+            raise ModelError(f"{cfg_path}: unknown input view {view!r} (valid: {', '.join(VIEWS)})")
         bcfg = BackboneConfig.from_dict(config["backbone"])
         storage = config.get("backbone_storage", "full")
         try:
@@ -325,7 +343,7 @@ class ConbaModel(nn.Module):
             raise ModelError(f"{directory}: {exc}") from None
         backbone = Backbone(bcfg, tokenizer=tokenizer, model=hf)
         head = load_head(directory / "head")
-        model = cls(backbone, head, threshold=config.get("threshold"), info=config.get("info"))
+        model = cls(backbone, head, threshold=config.get("threshold"), info=config.get("info"), view=view)
         try:
             from conba.engine.chunks import check_max_chunks
 

@@ -1,4 +1,4 @@
-"""Shared CLI helpers: model option, error handling, output."""
+"""Shared CLI helpers: model and view options, error handling, output."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 MODEL_ENV = "CONBA_MODEL"
+VIEW_NAMES = ("raw", "code", "code+docs")  # conba.syntax.view.VIEWS (not imported here: CLI start-up stays light)
 
 
 def model_option(f: Callable) -> Callable:
@@ -22,14 +23,27 @@ def model_option(f: Callable) -> Callable:
     )(f)
 
 
+def view_option(f: Callable) -> Callable:
+    return click.option(
+        "--view", "view", type=click.Choice(VIEW_NAMES), default=None,
+        help="Input view: raw (text as is), code (no imports, license header, comments, docstrings or "
+             "helpers a main never reaches), code+docs (code, keeping comments and docstrings). "
+             "Default: the model's view (an existing index used without --model: the view it was built with).",
+    )(f)
+
+
 def resolve_model_name(name: str | None) -> str:
     return name or os.environ.get(MODEL_ENV) or "default"
 
 
-def load(name: str | None):
+def load(name: str | None, view: str | None = None):
+    """The model ``name`` (or $CONBA_MODEL, or the default); ``view`` overrides its input view."""
     from conba.model import load_model
 
-    return load_model(resolve_model_name(name))
+    model = load_model(resolve_model_name(name))
+    if view is not None:
+        model.view = view
+    return model
 
 
 def friendly_errors(f: Callable) -> Callable:

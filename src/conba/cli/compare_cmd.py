@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from conba.cli.common import friendly_errors, load, model_option
+from conba.cli.common import friendly_errors, load, model_option, view_option
 
 
 @click.command("compare")
@@ -20,9 +20,10 @@ from conba.cli.common import friendly_errors, load, model_option
               help="Clone threshold; auto = the model's calibrated one, or 0.80 when it has none.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
 @model_option
+@view_option
 @friendly_errors
 def compare(a: str, b: str, code: bool, language_a: str | None, language_b: str | None, threshold: str,
-            as_json: bool, model: str | None) -> None:
+            as_json: bool, model: str | None, view: str | None) -> None:
     """Compare two files (or, with --code, two snippets): print the cosine similarity and whether
     it is a clone at the threshold. One of A/B may be - for stdin.
 
@@ -48,7 +49,7 @@ def compare(a: str, b: str, code: bool, language_a: str | None, language_b: str 
     for name, text in ((a, code_a), (b, code_b)):
         if not text.strip():
             raise click.ClickException(f"{'snippet' if code else name}: empty, nothing to compare")
-    result = compare_code(code_a, code_b, model=load(model), languages=(lang_a, lang_b), threshold=threshold)
+    result = compare_code(code_a, code_b, model=load(model, view), languages=(lang_a, lang_b), threshold=threshold)
     if as_json:
         click.echo(json.dumps(result.to_dict()))
     else:

@@ -7,20 +7,23 @@ import sys
 
 import click
 
-from conba.cli.common import friendly_errors, load, model_option
+from conba.cli.common import friendly_errors, load, model_option, view_option
 
 
 @click.command("encode")
 @click.argument("source", default="-")
 @model_option
-@click.option("-l", "--language", default=None, help="Language of a plain code file / stdin snippet.")
+@click.option("-l", "--language", default=None,
+              help="Language of a plain code file (default: from its extension) or stdin snippet.")
 @click.option("-b", "--batch-size", default=32, show_default=True)
 @click.option("-e", "--engine", type=click.Choice(["torch", "onnx", "onnx-fp32"]), default="torch", show_default=True,
               help="Inference engine: onnx = ONNX Runtime with int8 weights (faster on CPU, cosine ~0.998 to "
                    "torch; needs pip install 'conba[onnx]'), onnx-fp32 = ONNX Runtime, same vectors as torch.")
+@view_option
 @click.option("--plain", is_flag=True, help="Human-readable output (id, language, first dimensions).")
 @friendly_errors
-def encode(source: str, model: str | None, language: str | None, batch_size: int, engine: str, plain: bool) -> None:
+def encode(source: str, model: str | None, language: str | None, batch_size: int, engine: str, view: str | None,
+           plain: bool) -> None:
     """Embed code. SOURCE is a grouped JSONL file (one vector per record), a code file, or '-'
     for one snippet on stdin. Output: JSONL {"id", "language", "embedding"}.
 
@@ -29,10 +32,12 @@ def encode(source: str, model: str | None, language: str | None, batch_size: int
       conba encode data.jsonl > vectors.jsonl
       echo 'def add(a, b): return a + b' | conba encode - -l python
       conba encode data.jsonl -m default-sdtp -e onnx    # fastest: SDTP token pruning + int8 ONNX
+      conba encode src/util.py --view code               # without imports, comments, unused helpers
     """
     from pathlib import Path
 
     from conba.data import load_records
+    from conba.syntax.languages import detect_language
 
     if source == "-":
         items = [("stdin", language or "", sys.stdin.read())]
@@ -42,10 +47,11 @@ def encode(source: str, model: str | None, language: str | None, batch_size: int
         path = Path(source)
         if not path.is_file():
             raise click.ClickException(f"{source}: file not found")
-        items = [(str(path), language or "", path.read_text(encoding="utf-8", errors="replace"))]
+        items = [(str(path), language or detect_language(path) or "",
+                  path.read_text(encoding="utf-8", errors="replace"))]
     if not any(code.strip() for _, _, code in items):
         raise click.ClickException(f"{source}: no code to encode")
-    m = load(model)
+    m = load(model, view)
     emb = m.encode([c for _, _, c in items], languages=[lang for _, lang, _ in items], batch_size=batch_size,
                    engine=engine)
     for (rid, lang, _), vec in zip(items, emb):

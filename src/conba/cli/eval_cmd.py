@@ -6,12 +6,13 @@ from pathlib import Path
 
 import click
 
-from conba.cli.common import friendly_errors, load, model_option, resolve_model_name
+from conba.cli.common import friendly_errors, load, model_option, resolve_model_name, view_option
 
 
 @click.command("eval")
 @click.argument("data", type=click.Path(dir_okay=False, path_type=Path))
 @model_option
+@view_option
 @click.option("-j", "--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write every number to this JSON file.")
 @click.option("-c", "--calibrate", type=click.Path(dir_okay=False, path_type=Path),
@@ -23,8 +24,8 @@ from conba.cli.common import friendly_errors, load, model_option, resolve_model_
 @click.option("--device", default="cpu", show_default=True, help="Where to encode: cpu, cuda, cuda:N or auto.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when a terminal).")
 @friendly_errors
-def eval_cmd(data: Path, model: str | None, json_out: Path | None, calibrate: Path | None, no_tfidf: bool,
-             batch_size: int, limit: int, seed: int, device: str, progress: bool | None) -> None:
+def eval_cmd(data: Path, model: str | None, view: str | None, json_out: Path | None, calibrate: Path | None,
+             no_tfidf: bool, batch_size: int, limit: int, seed: int, device: str, progress: bool | None) -> None:
     """Evaluate a model on grouped JSONL (or the research pair format).
 
     For every ordered language pair, queries in one language retrieve candidates in the other:
@@ -36,6 +37,7 @@ def eval_cmd(data: Path, model: str | None, json_out: Path | None, calibrate: Pa
       conba eval ../shared/data/atcoder_dev.jsonl
       conba eval data.jsonl --model runs/my-model --json result.json
       conba eval test.jsonl --calibrate dev.jsonl --no-tfidf
+      conba eval data.jsonl --view code      # the model sees each snippet without imports etc.
     """
     from conba.data import load_records
     from conba.eval.report import format_classification, format_retrieval_table
@@ -45,12 +47,12 @@ def eval_cmd(data: Path, model: str | None, json_out: Path | None, calibrate: Pa
 
     records = subset_groups(load_records(data), limit, seed)
     calib = load_records(calibrate) if calibrate else None
-    m = load(model).to(resolve_device(device))
+    m = load(model, view).to(resolve_device(device))
     result = evaluate(records, m, tfidf=not no_tfidf, calibration=calib, batch_size=batch_size,
                       progress=progress, seed=seed)
-    result = {"data": str(data), "model": resolve_model_name(model), **result}
+    result = {"data": str(data), "model": resolve_model_name(model), "view": m.view, **result}
     click.echo(f"data: {data} ({result['n_records']} snippets, {result['n_groups']} groups)")
-    click.echo(f"model: {result['model']}  ({result['snippets_per_second']} snippets/s)")
+    click.echo(f"model: {result['model']}, view {m.view}  ({result['snippets_per_second']} snippets/s)")
     click.echo(format_retrieval_table(result["retrieval"]))
     if "ratio_to_tfidf" in result and result["ratio_to_tfidf"] is not None:
         click.echo(f"mean MAP@R ratio conba / TF-IDF: {result['ratio_to_tfidf']:.2f}x")

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import click
 
-from conba.cli.common import MODEL_ENV, friendly_errors, model_option, show_progress
+from conba.cli.common import MODEL_ENV, friendly_errors, model_option, show_progress, view_option
 from conba.index.defaults import DEFAULT_INDEX_DIR, INDEX_ENV, default_index_dir
 
 
@@ -42,6 +42,7 @@ def parse_size(value: str) -> int:
 @click.argument("paths", nargs=-1, required=True)
 @index_option
 @model_option
+@view_option
 @click.option("--max-file-size", default="1MB", show_default=True, metavar="SIZE",
               help="Skip source files larger than this (e.g. 500KB, 2MB).")
 @click.option("-b", "--batch-size", default=32, show_default=True, help="Snippets per encoder batch.")
@@ -51,7 +52,7 @@ def parse_size(value: str) -> int:
 @click.option("-v", "--verbose", is_flag=True, help="List every skipped file with its reason.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run's report as JSON.")
 @friendly_errors
-def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, max_file_size: str,
+def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view: str | None, max_file_size: str,
           batch_size: int, rebuild: bool, wait: bool, verbose: bool, as_json: bool) -> None:
     """Index the functions of a codebase for `conba search` and `conba clones`.
 
@@ -70,6 +71,7 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, max_
       conba index .                          # into ./.conba-index
       conba index src/ lib/ --index /tmp/idx
       conba index . --model path/to/model --rebuild
+      conba index . --view code --rebuild    # the model sees functions without comments and imports
     """
     from conba.index import Index
     from conba.index.display import display_path
@@ -79,7 +81,7 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, max_
     def waiting(pid: str) -> None:
         click.echo(f"{folder}: waiting for another `conba index` (pid {pid}) to finish...", err=True)
 
-    with Index(folder, model=resolve_model(model), rebuild=rebuild, wait=wait, on_wait=waiting) as idx:
+    with Index(folder, model=resolve_model(model), rebuild=rebuild, wait=wait, on_wait=waiting, view=view) as idx:
         report = idx.add(list(paths), max_file_size=size, batch_size=batch_size, show_progress=show_progress())
     if as_json:
         click.echo(json.dumps(report.to_dict()))
@@ -88,6 +90,9 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, max_
                f"{report.seconds:.1f} s: {report.files_changed} files changed, {report.units_encoded} "
                f"functions encoded, {report.units_reused} reused, {report.files_removed} files removed "
                f"-> {folder}")
+    if report.view != "raw" and report.units_encoded:
+        click.echo(f"View {report.view}: {report.view_fallbacks} of {report.units_encoded} encoded functions "
+                   "fell back to raw (no grammar or no usable parse)")
     if report.skipped:
         hint = "" if verbose else " (-v lists them)"
         click.echo(f"Skipped {len(report.skipped)}: {report.skip_summary()}{hint}", err=True)

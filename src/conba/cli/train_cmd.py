@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from conba.cli.common import friendly_errors
+from conba.cli.common import friendly_errors, view_option
 
 _PATH = click.Path(dir_okay=False, path_type=Path)
 
@@ -53,6 +53,7 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
 @click.option("--warmup-steps", default=100, show_default=True, help="Linear warm-up of the backbone lr.")
 @click.option("--restart", is_flag=True, help="Discard an existing checkpoint in OUT instead of resuming.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: when a terminal).")
+@view_option
 @friendly_errors
 def train(train_files: tuple[Path, ...], dev: tuple[Path, ...], out: Path, restart: bool,
           progress: bool | None, no_control: bool, no_feedback: bool, **opts) -> None:
@@ -60,6 +61,8 @@ def train(train_files: tuple[Path, ...], dev: tuple[Path, ...], out: Path, resta
 
     An interrupted run resumes from OUT/training/checkpoint when started again with the same
     settings. The best model on dev MAP@R is saved to OUT, with the clone threshold calibrated on dev.
+    --view (default raw) is applied to the training and dev snippets and saved with the model, so
+    it encodes with the same view.
 
     \b
     Examples:
@@ -70,6 +73,7 @@ def train(train_files: tuple[Path, ...], dev: tuple[Path, ...], out: Path, resta
     from conba.train.config import TrainConfig
     from conba.train.trainer import train as run
 
+    opts["view"] = opts.get("view") or "raw"  # no model to take a view from yet
     cfg = TrainConfig(train=[str(p) for p in train_files], dev=[str(p) for p in dev], out=str(out),
                       use_control=not no_control, use_feedback=not no_feedback, **opts)
     run(cfg, restart=restart, progress=show_progress() if progress is None else progress,

@@ -94,11 +94,22 @@ def encode_missing(store: Store, model: Any, report: AddReport, batch_size: int 
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(missing), desc="encoding", unit="fn", disable=not show_progress, smoothing=0.1)
+    view = getattr(model, "view", "raw")
+    report.view = view
     try:
         for start in range(0, len(missing), commit_every):
             chunk = missing[start:start + commit_every]
-            vecs = model.encode([code for _, _, code in chunk], languages=[lang for _, lang, _ in chunk],
-                                batch_size=batch_size, show_progress_bar=False, normalize=True)
+            codes, langs = [code for _, _, code in chunk], [lang for _, lang, _ in chunk]
+            if view != "raw":  # viewed here (not in encode) to count the units that stayed raw
+                from conba.syntax.view import apply_views
+
+                codes, stats = apply_views(codes, langs, view)
+                report.view_fallbacks += stats.fallbacks
+                vecs = model.encode(codes, languages=langs, batch_size=batch_size, show_progress_bar=False,
+                                    normalize=True, view="raw")
+            else:
+                vecs = model.encode(codes, languages=langs, batch_size=batch_size, show_progress_bar=False,
+                                    normalize=True)
             store.add_vectors([h for h, _, _ in chunk], vecs)
             bar.update(len(chunk))
             if on_batch is not None:

@@ -4,7 +4,7 @@ A folder (default ``.conba-index``, env ``CONBA_INDEX``) holds::
 
     index.sqlite     files, functions (file, qualified name, lines, language, hash, code), embeddings
     vectors.faiss    FAISS index over the embeddings (rebuilt from SQLite after each add)
-    manifest.json    model name + fingerprint, dimension, threshold, vector count and checksum
+    manifest.json    model name + fingerprint, input view, dimension, threshold, vector count and checksum
     index.lock       held (flock) by the one process writing the index; see :mod:`conba.index.lock`
 
 >>> idx = Index(".conba-index", model="default")
@@ -57,6 +57,8 @@ def _model_label(model: Any) -> str | None:
 class Index:
     """A code index in a folder. ``model`` is a name/path (loaded lazily) or a ``ConbaModel``;
     when omitted, the model the index was built with is used (``default`` for a new index).
+    ``view`` overrides the model's input view (:mod:`conba.syntax.view`); it is part of the
+    model's embedding fingerprint, so an index refuses a model with another view.
 
     Writing (``add``, ``rebuild``) takes the folder's lock: while another process writes the same
     index this raises :class:`IndexBusyError`, or with ``wait=True`` waits for it (calling
@@ -64,7 +66,7 @@ class Index:
 
     def __init__(self, path: str | os.PathLike | None = None, model: Any = None, *, create: bool = True,
                  rebuild: bool = False, hnsw_above: int = vec.HNSW_ABOVE, wait: bool = False,
-                 on_wait: Callable[[str], None] | None = None):
+                 on_wait: Callable[[str], None] | None = None, view: str | None = None):
         self.path = Path(default_index_dir(path))
         self.hnsw_above = hnsw_above
         if self.path.exists() and not self.path.is_dir():
@@ -80,7 +82,10 @@ class Index:
                                      f"--index {self.path}`")
             self.path.mkdir(parents=True, exist_ok=True)
         self.store = Store(self.path / DB_NAME)
+        self._view = view
         self._model: Any = None if isinstance(model, (str, os.PathLike)) or model is None else model
+        if self._model is not None and view is not None:
+            self._model.view = view
         self._model_name = _model_label(model)
         self._faiss: Any = None
         if self._model is not None:
@@ -129,6 +134,11 @@ class Index:
 
             name = self.model_name or "default"
             model = load_model(name)
+            view = self._view
+            if view is None and self._model_name is None:  # the model the index was built with: its view too
+                view = self._db(self.store.get_meta, "view")
+            if view is not None:
+                model.view = view
             self._model_name = name  # recorded with a new index, so reports can name it
             self._check_model(model)
             self._model = model
@@ -140,13 +150,15 @@ class Index:
         if stored is None:
             self._db(self.store.set_meta, fingerprint=fingerprint, model=self._model_name, dim=str(model.dim),
                      threshold=None if model.threshold is None else str(model.threshold),
-                     format_version=str(FORMAT_VERSION))
+                     view=getattr(model, "view", "raw"), format_version=str(FORMAT_VERSION))
         elif stored != fingerprint:
             built = self._db(self.store.get_meta, "model") or "?"
-            using = self._model_name or "the given model"
+            built_view = self._db(self.store.get_meta, "view") or "raw"
+            using, using_view = self._model_name or "the given model", getattr(model, "view", "raw")
             raise ModelMismatchError(
-                f"{self.path}: index was built with model '{built}' (fingerprint {stored}), not '{using}' "
-                f"({fingerprint}); pass --model {built}, or re-index with --rebuild")
+                f"{self.path}: index was built with model '{built}', view {built_view} (fingerprint {stored}), "
+                f"not '{using}', view {using_view} ({fingerprint}); pass --model {built} --view {built_view}, "
+                "or re-index with --rebuild")
 
     @property
     def threshold(self) -> float | None:
@@ -198,7 +210,8 @@ class Index:
         manifest = {
             "format": "conba-index", "format_version": FORMAT_VERSION,
             "model": self._db(self.store.get_meta, "model"),
-            "fingerprint": self._db(self.store.get_meta, "fingerprint"), "dim": dim,
+            "fingerprint": self._db(self.store.get_meta, "fingerprint"),
+            "view": self._db(self.store.get_meta, "view") or "raw", "dim": dim,
             "threshold": self.threshold, "count": int(len(ids)), "kind": kind,
             "vectors": VECTORS_NAME, "sha256": sha,
         }
@@ -285,6 +298,7 @@ class Index:
     def stats(self) -> dict[str, Any]:
         return {"path": str(self.path), "files": self._db(self.store.count_files), "functions": len(self),
                 "languages": self._db(self.store.languages), "model": self.model_name,
+                "view": self._db(self.store.get_meta, "view") or "raw",
                 "fingerprint": self._db(self.store.get_meta, "fingerprint"), "threshold": self.threshold}
 
     def delete(self) -> None:

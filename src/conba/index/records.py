@@ -108,6 +108,8 @@ class AddReport:
     units_reused: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     seconds: float = 0.0
+    view: str = "raw"              # the model's input view (conba.syntax.view)
+    view_fallbacks: int = 0        # encoded units the view could not handle, so they went in raw
 
     def skip_summary(self) -> str:
         if not self.skipped:

@@ -108,7 +108,7 @@ def _definition(node: Any, span: Any, parent: int | None, parsed: Parsed,
     if t in rules.functions:
         name, keep = _function_name(node, src)
         d = Definition(span, "function", (name,) if name else (), parent, keep or not name)
-        d.keep = d.keep or _kept_method(node, d, parsed, defs)
+        d.keep = d.keep or _kept_method(node, d, parsed, defs) or _registered(node, span, parsed)
         d.entry = _is_main(node, d, parsed)
         return _add(d, defs), None
     if t in rules.classes:
@@ -208,9 +208,7 @@ def _prototype(node: Any) -> bool:
 
 
 def _header_words(node: Any, src: bytes) -> set[bytes]:
-    body = node.child_by_field_name("body")
-    end = body.start_byte if body is not None else node.end_byte
-    return set(WORD.findall(src, node.start_byte, end))
+    return set(WORD.findall(src, node.start_byte, _body_start(node)))
 
 
 def _kept_method(node: Any, d: Definition, parsed: Parsed, defs: list[Definition]) -> bool:
@@ -230,6 +228,53 @@ def _kept_method(node: Any, d: Definition, parsed: Parsed, defs: list[Definition
                                             and parent.node.child_by_field_name("trait") is not None):
         return True
     return not _KEEP_MARKERS.isdisjoint(_header_words(node, parsed.src))
+
+
+def _registered(node: Any, span: Any, parsed: Parsed) -> bool:
+    """Whether a decorator / annotation / attribute hands the function to a framework, which calls it
+    without naming it in the snippet (``@app.route``, ``@Test``, ``[HttpGet]``, ``#[test]``).
+    Decorations that only wrap or describe (``@lru_cache``, ``@Override``, ``#[inline]``) do not count."""
+    src, key = parsed.src, parsed.key
+    if key == "python":
+        if span.type != "decorated_definition":
+            return False
+        names = [_decoration_name(src[c.start_byte + 1:c.end_byte]) for c in span.named_children
+                 if c.type == "decorator"]
+    elif key == "rust":
+        names, prev = [], span.prev_named_sibling
+        while prev is not None and prev.type == "attribute_item":
+            names.append(_decoration_name(src[prev.start_byte + 2:prev.end_byte]))
+            prev = prev.prev_named_sibling
+    elif key == "csharp":
+        names = [_decoration_name(src[a.start_byte:a.end_byte]) for c in node.named_children
+                 if c.type == "attribute_list" for a in c.named_children if a.type == "attribute"]
+    elif key in ("java", "kotlin", "typescript", "tsx", "php", "php-only"):
+        names = [_decoration_name(m) for m in _ANNOTATION.findall(src, node.start_byte, _body_start(node))]
+    else:
+        return False
+    return any(name and name not in _PASSIVE_DECORATIONS for name in names)
+
+
+_ANNOTATION = re.compile(rb"(?:@|#\[)\s*([A-Za-z_][\w.:\\]*)")
+# Decorations that do not register the function anywhere (a dropped helper may carry them)
+_PASSIVE_DECORATIONS = frozenset(
+    b"lru_cache cache cached_property property staticmethod classmethod wraps njit jit vectorize "
+    b"setter getter deleter abstractmethod overload total_ordering "                         # Python
+    b"Override SuppressWarnings Deprecated SafeVarargs FunctionalInterface JvmStatic JvmOverloads "
+    b"Nullable NonNull NotNull Contract Suppress "                                         # Java / Kotlin
+    b"MethodImpl Obsolete Pure DebuggerStepThrough Conditional AggressiveInlining "         # C#
+    b"inline allow deny warn must_use cold track_caller doc deprecated rustfmt clippy cfg_attr "  # Rust
+    b"ReturnTypeWillChange".split())                                                          # PHP
+
+
+def _decoration_name(text: bytes) -> bytes:
+    """``app.route("/")`` -> ``route``, ``functools.lru_cache(None)`` -> ``lru_cache``."""
+    return normalize_name(text.split(b"(", 1)[0].split(b"[", 1)[0])
+
+
+def _body_start(node: Any) -> int:
+    body = node.child_by_field_name("body")
+    return body.start_byte if body is not None else node.end_byte
 
 
 def _is_main(node: Any, d: Definition, parsed: Parsed) -> bool:

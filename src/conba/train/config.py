@@ -45,6 +45,7 @@ class TrainConfig:
     amp: bool = True               # bf16 autocast for the backbone on CUDA (ignored on CPU)
     time_budget: float = 0.0       # seconds of training before stopping like early stopping; 0 = none
     warmup_steps: int = 100        # linear warm-up of the backbone learning rate
+    view: str = "raw"              # input view of train/dev snippets, saved with the model (conba.syntax.view)
 
     def validate(self) -> TrainConfig:
         if not self.train:
@@ -63,6 +64,9 @@ class TrainConfig:
             raise ValueError("time_budget and warmup_steps must be >= 0")
         if self.save_dtype not in ("float32", "float16"):
             raise ValueError("save_dtype must be float32 or float16")
+        from conba.syntax.view import check_view
+
+        check_view(self.view)
         return self
 
     def to_dict(self) -> dict:

@@ -50,8 +50,8 @@ def _backbone_key(backbone: Backbone, layer: int) -> str:
     return h.hexdigest()[:16]
 
 
-def _codes_key(codes: Sequence[str]) -> str:
-    h = hashlib.sha256()
+def _codes_key(codes: Sequence[str], tag: str = "") -> str:
+    h = hashlib.sha256(tag.encode()) if tag else hashlib.sha256()
     for c in codes:
         h.update(hashlib.sha256(c.encode()).digest())
     return h.hexdigest()[:16]
@@ -91,15 +91,16 @@ class TokenStates:
 
 @torch.inference_mode()
 def compute_states(backbone: Backbone, codes: Sequence[str], layer: int, cache_dir: Path | None = None,
-                   batch_size: int = 32, desc: str = "cache", progress: bool = True) -> TokenStates:
-    """States after ``layer`` layers (0 = embeddings only, L = final) for every snippet."""
+                   batch_size: int = 32, desc: str = "cache", progress: bool = True, tag: str = "") -> TokenStates:
+    """States after ``layer`` layers (0 = embeddings only, L = final) for every snippet. ``tag`` (e.g.
+    the input view) is part of the cache key besides the codes themselves (empty: keys as before)."""
     from safetensors.torch import load_file, save_file
     from tqdm.auto import tqdm
 
     codes = list(codes)
     folder = None
     if cache_dir is not None:
-        folder = Path(cache_dir) / f"{_codes_key(codes)}-{_backbone_key(backbone, layer)}-L{layer}"
+        folder = Path(cache_dir) / f"{_codes_key(codes, tag)}-{_backbone_key(backbone, layer)}-L{layer}"
         folder.mkdir(parents=True, exist_ok=True)
     n_chunks = (len(codes) + CHUNK - 1) // CHUNK
     parts: list[torch.Tensor] = []

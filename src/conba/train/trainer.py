@@ -74,6 +74,9 @@ class Trainer:
         self.train_records = cap_records(load_many(config.train), config.max_per_group_language, config.seed)
         dev = load_many(config.dev) if config.dev else []
         self.dev_records = subset_groups(dev, config.dev_limit, config.seed)
+        if config.view != "raw":  # the model learns on what encode() will show it
+            self.train_records = self._viewed(self.train_records, "train")
+            self.dev_records = self._viewed(self.dev_records, "dev")
         langs = sorted({r.language for r in self.train_records})
         head_cfg = HeadConfig(
             kind=config.head, mode=config.head_mode, state_dim=config.state_dim,
@@ -82,7 +85,7 @@ class Trainer:
         )
         bcfg = BackboneConfig(name_or_path=_canonical(config.backbone), max_length=config.max_length,
                               split_identifiers=config.split_identifiers)
-        self.model = ConbaModel.create(bcfg, head_cfg)
+        self.model = ConbaModel.create(bcfg, head_cfg, view=config.view)
         self.model.info = {"trained_on": [Path(p).name for p in config.train], "train_config": config.to_dict()}
         bb = self.model.backbone
         self.start_layer = {"none": bb.num_layers, "top-k": bb.num_layers - config.top_k, "full": 0}[config.tune]
@@ -90,6 +93,16 @@ class Trainer:
         self.device = resolve_device(config.device)
         self.model.to(self.device)
         self.history = History()
+
+    def _viewed(self, records: list[CodeRecord], name: str) -> list[CodeRecord]:
+        from dataclasses import replace
+
+        from conba.syntax.view import apply_views
+
+        codes, stats = apply_views([r.code for r in records], [r.language for r in records], self.cfg.view)
+        self.log(f"view {self.cfg.view} on {name}: {stats.chars_before} -> {stats.chars_after} chars, "
+                 f"{stats.helpers_dropped} helpers dropped, {stats.fallbacks} of {stats.snippets} snippets raw")
+        return [replace(r, code=c) for r, c in zip(records, codes)]
 
     def _autocast(self):
         if self.cfg.amp and self.device.type == "cuda":
@@ -101,8 +114,9 @@ class Trainer:
         if self.cfg.tune == "full":
             return None
         cache = Path(self.cfg.cache_dir) if self.cfg.cache_dir else default_cache_dir()
+        tag = "" if self.cfg.view == "raw" else f"view={self.cfg.view}"  # raw keeps the old cache keys
         return compute_states(self.model.backbone, [r.code for r in records], self.start_layer, cache,
-                              self.cfg.batch_size, desc=desc, progress=self.progress)
+                              self.cfg.batch_size, desc=desc, progress=self.progress, tag=tag)
 
     def _embed(self, records: list[CodeRecord], states: TokenStates | None, idx: list[int]) -> torch.Tensor:
         """Embeddings (b, out_dim) of records ``idx``; the backbone may run in bf16, the head runs in fp32."""
