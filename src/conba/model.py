@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from conba.encoder.backbone import Backbone, BackboneConfig, BackboneError, is_embedded, load_hf
+from conba.errors import ConbaError, ConfigError
 from conba.heads import Head, HeadConfig, build_head, load_head, save_head
 from conba.utils.io import read_json, write_json_atomic
 
@@ -36,7 +37,7 @@ DEFAULT_BATCH_TOKENS = 4096  # padded tokens per encode batch (measured on 2 CPU
 FORMAT_VERSION = 1
 
 
-class ModelError(RuntimeError):
+class ModelError(ConbaError, RuntimeError):
     """A model folder is missing, corrupt, or inconsistent."""
 
 
@@ -112,15 +113,15 @@ class ConbaModel(nn.Module):
             languages = [languages or ""] * len(codes)
         languages = list(languages)
         if len(languages) != len(codes):
-            raise ValueError(f"got {len(codes)} codes but {len(languages)} languages")
+            raise ConfigError(f"got {len(codes)} codes but {len(languages)} languages")
         if any(not isinstance(c, str) for c in codes):
             raise TypeError("encode() takes strings of code")
         if batch_size < 1:
-            raise ValueError("batch_size must be >= 1")
+            raise ConfigError("batch_size must be >= 1")
         from conba.engine import ENGINES, apply_threads, length_sorted_batches, pad_token_id, tokenize_ids
 
         if engine not in ENGINES:
-            raise ValueError(f"unknown engine {engine!r} ({', '.join(ENGINES)})")
+            raise ConfigError(f"unknown engine {engine!r} ({', '.join(ENGINES)})")
         self.eval()
         apply_threads()
         out = torch.zeros(len(codes), self.dim)
@@ -221,7 +222,7 @@ class ConbaModel(nn.Module):
         if storage == "auto":
             storage = "delta" if is_embedded(base) else "full"
         if dtype not in ("float32", "float16"):
-            raise ValueError("dtype must be float32 or float16")
+            raise ConfigError("dtype must be float32 or float16")
         if storage == "delta":
             if not is_embedded(base):
                 raise ModelError("delta storage needs the embedded backbone as base; use storage='full'")
@@ -247,7 +248,7 @@ class ConbaModel(nn.Module):
             tmpdir.replace(directory / "backbone")
             (directory / "backbone_delta.safetensors").unlink(missing_ok=True)
         else:
-            raise ValueError(f"unknown storage '{storage}' (auto, full, delta)")
+            raise ConfigError(f"unknown storage '{storage}' (auto, full, delta)")
         if dtype == "float16":
             self._round_to(torch.float16, list(self.head.parameters()))
         save_head(self.head, directory / "head")

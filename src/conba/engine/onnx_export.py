@@ -29,6 +29,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from conba.errors import ConbaError
 from conba.prune.forward import embed_input, require_own_loop, run_layer
 from conba.prune.scorer import keep_score
 from conba.utils.io import write_json_atomic
@@ -37,7 +38,7 @@ MANIFEST = "manifest.json"
 OPSET = 17
 
 
-class OnnxUnavailable(RuntimeError):
+class OnnxUnavailable(ConbaError, RuntimeError):
     """onnxruntime / onnx are not installed."""
 
 

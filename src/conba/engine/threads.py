@@ -11,6 +11,8 @@ import os
 
 import torch
 
+from conba.errors import ConfigError
+
 THREADS_ENV = "CONBA_THREADS"
 
 
@@ -22,9 +24,9 @@ def requested_threads() -> int:
     try:
         n = int(raw)
     except ValueError:
-        raise ValueError(f"{THREADS_ENV} must be a whole number of threads, got {raw!r}") from None
+        raise ConfigError(f"{THREADS_ENV} must be a whole number of threads, got {raw!r}") from None
     if n < 0:
-        raise ValueError(f"{THREADS_ENV} must be >= 0, got {n}")
+        raise ConfigError(f"{THREADS_ENV} must be >= 0, got {n}")
     return n
 
 
