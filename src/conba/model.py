@@ -78,6 +78,12 @@ class ConbaModel(nn.Module):
     def dim(self) -> int:
         return int(self.head.config.out_dim or self.head.config.dim)
 
+    def get_sentence_embedding_dimension(self) -> int:
+        """The embedding width (sentence-transformers' name for :attr:`dim`)."""
+        return self.dim
+
+    get_embedding_dimension = get_sentence_embedding_dimension  # its name since sentence-transformers 6
+
     @property
     def device(self) -> torch.device:
         """Where the weights live; ``encode`` moves each batch there (``model.to("cuda")``)."""
@@ -95,7 +101,8 @@ class ConbaModel(nn.Module):
                batch_size: int = 32, show_progress_bar: bool | None = None, normalize: bool = True,
                convert_to_numpy: bool = True, convert_to_tensor: bool = False,
                engine: str = "torch",
-               max_batch_tokens: int | None = DEFAULT_BATCH_TOKENS) -> np.ndarray | torch.Tensor:
+               max_batch_tokens: int | None = DEFAULT_BATCH_TOKENS, *,
+               normalize_embeddings: bool | None = None, precision: str = "float32") -> np.ndarray | torch.Tensor:
         """Embed code snippets. Returns float32 (n, d) (numpy by default), in input order.
 
         Snippets are tokenized once and sorted by token length so each batch pads little; the order
@@ -106,7 +113,17 @@ class ConbaModel(nn.Module):
         ``engine``: "torch" (default), "onnx" (ONNX Runtime, dynamic int8) or "onnx-fp32"; both
         ONNX engines need ``pip install 'conba[onnx]'``. An attached SDTP pruner (``conba prune
         train``) prunes tokens in every engine unless ``use_pruning`` is False.
+        sentence-transformers' names work too: ``normalize_embeddings`` and ``precision`` (float32,
+        int8, uint8, binary, ubinary: :mod:`conba.engine.precision`).
         """
+        if normalize_embeddings is not None:  # sentence-transformers' name for ``normalize``
+            normalize = normalize_embeddings
+        if precision != "float32":
+            from conba.engine.precision import quantize
+
+            full = self.encode(codes, languages, batch_size, show_progress_bar, normalize, engine=engine,
+                               max_batch_tokens=max_batch_tokens)
+            return quantize(full, precision)
         single = isinstance(codes, str)
         codes = [codes] if single else list(codes)
         if isinstance(languages, str) or languages is None:
@@ -211,16 +228,22 @@ class ConbaModel(nn.Module):
 
         return hashlib.sha256(f"{base}|{pruner_key(self.pruner)}".encode()).hexdigest()[:16]
 
-    def save(self, directory: str | Path, storage: str = "auto", dtype: str = "float32") -> Path:
+    def save(self, directory: str | Path, storage: str = "auto", dtype: str = "float32",
+             sentence_transformers: bool = False) -> Path:
         """Save as a folder. storage: 'full', 'delta' (only tensors differing from the embedded
-        base; requires the embedded backbone) or 'auto' (delta when possible)."""
+        base; requires the embedded backbone) or 'auto' (delta when possible). ``sentence_transformers``:
+        also let ``SentenceTransformer(folder)`` load it (full backbone; :mod:`conba.st_export`)."""
         from safetensors.torch import save_file
 
+        from conba import st_export
+
         directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
         base = self.backbone.config.name_or_path
         if storage == "auto":
-            storage = "delta" if is_embedded(base) else "full"
+            storage = "delta" if is_embedded(base) and not sentence_transformers else "full"
+        if sentence_transformers:
+            st_export.check(self, directory, storage)
+        directory.mkdir(parents=True, exist_ok=True)
         if dtype not in ("float32", "float16"):
             raise ConfigError("dtype must be float32 or float16")
         if storage == "delta":
@@ -269,6 +292,10 @@ class ConbaModel(nn.Module):
             "info": self.info,
         }
         write_json_atomic(directory / CONFIG_NAME, config)
+        if sentence_transformers:
+            st_export.write_files(self, directory)
+        else:
+            st_export.remove_files(directory)
         return directory
 
     @staticmethod
