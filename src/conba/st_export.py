@@ -22,11 +22,11 @@ is refused with a :class:`ModelError` naming the reason.
 from __future__ import annotations
 
 import shutil
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from conba.utils.io import write_json_atomic
+from conba.utils.versions import package_version
 
 POOLING_DIR, DENSE_DIR = "1_Pooling", "2_Dense"
 NORMALIZE_DIRS = ("2_Normalize", "3_Normalize")
@@ -68,13 +68,8 @@ def remove_files(directory: Path) -> None:
 
 
 def _versions() -> dict[str, str]:
-    out = {}
-    for dist in ("sentence-transformers", "transformers", "torch"):
-        try:
-            out[dist.replace("-", "_") if dist != "torch" else "pytorch"] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
+    names = {"sentence_transformers": "sentence-transformers", "transformers": "transformers", "pytorch": "torch"}
+    return {key: v for key, dist in names.items() if (v := package_version(dist))}
 
 
 def write_files(model: Any, directory: str | Path, backbone_dir: str = "backbone") -> None:

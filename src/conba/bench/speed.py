@@ -26,6 +26,7 @@ import numpy as np
 
 from conba.bench.variants import VARIANTS, Encoder, build_variants, headless_exact
 from conba.errors import ConfigError
+from conba.utils.versions import package_version
 
 DEFAULT_DATA = "../shared/data/atcoder_dev.jsonl"
 
@@ -122,13 +123,9 @@ def variant_key(vs, name: str) -> str:
 
         parts.append(pruner_key(model.pruner))
     if name in ("onnx", "both"):
-        import onnxruntime
-
-        parts.append(onnxruntime.__version__)
+        parts.append(package_version("onnxruntime") or "?")
     if name == "st":
-        import sentence_transformers
-
-        parts.append(sentence_transformers.__version__)
+        parts.append(package_version("sentence-transformers") or "?")
     return "-".join(parts)
 
 

@@ -12,7 +12,7 @@ attention so ONNX Runtime's BERT fusions match) -> ``onnxruntime.transformers.op
 attention, skip-layer-norm, bias-GELU) -> for int8, ``onnxruntime.quantization.quantize_dynamic``
 (int8 weights per output channel, activations quantised per batch at run time; scorer MatMuls stay
 float32). Per-channel weights matter: per-tensor int8 gave cosines to the float model down to 0.96 on
-atcoder snippets, per-channel 0.995 (docs/drafts/speed.md).
+atcoder snippets, per-channel 0.995 (measured while building the engine).
 A ``manifest.json`` lists the files, the pruning settings and the model fingerprint.
 """
 

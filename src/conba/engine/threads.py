@@ -2,7 +2,7 @@
 
 ``CONBA_THREADS=N`` sets the number of intra-op threads of both engines; unset (or 0) keeps torch's
 own default, which is the number of physical cores. On the 2-core development machine 2 threads
-(one per core) are fastest; more threads than cores only adds contention (see docs/drafts/speed.md).
+(one per core) are fastest; more threads than cores only adds contention (docs/BENCHMARKS.md, "Encoding speed").
 """
 
 from __future__ import annotations

@@ -33,7 +33,6 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("conba_short", "ConbaLayer, pooled, trained with the over-tokens budget (a control for "
             "`tokens` / `scan`)", short=True),
 )
-VARIANT_NAMES = tuple(v.name for v in VARIANTS)
 
 
 def select_variants(names: Sequence[str] | None) -> list[Variant]:

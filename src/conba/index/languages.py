@@ -88,10 +88,6 @@ def grammar_key(path: str | Path, language: str) -> str:
     return {".tsx": "tsx", ".h": "cpp"}.get(suffix, language)
 
 
-def supported_languages() -> list[str]:
-    return sorted(set(EXTENSIONS.values()))
-
-
 @functools.cache
 def get_parser(key: str) -> Any | None:
     """A tree-sitter parser for ``key``, or None when the grammar package is not installed."""

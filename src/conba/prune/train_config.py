@@ -25,7 +25,7 @@ def default_layers(num_layers: int) -> list[int]:
 
     6 layers (MiniLM) -> [3, 4, 5]; 12 (BERT-base, CodeBERT) -> [6, ..., 11]. On the shipped MiniLM model,
     at the same remaining work, pruning late cost far less MAP@R than pruning early: [3, 4, 5] at keep
-    ratio 0.6 lost 4.5 points where [1..5] at 0.85 lost 10 (docs/drafts/speed.md).
+    ratio 0.6 lost 4.5 points where [1..5] at 0.85 lost 10 (docs/BENCHMARKS.md, SDTP schedule sweep).
     """
     if num_layers < 2:
         raise ConfigError(f"SDTP needs a backbone with at least 2 layers, got {num_layers}")
