@@ -12,6 +12,8 @@ import os
 import re
 from pathlib import Path
 
+from conba.errors import ConbaError
+
 DEFAULT_MAX_FILE_SIZE = 1_000_000  # bytes
 
 # directories never descended into (besides hidden ones and virtualenvs); build outputs are
@@ -32,7 +34,7 @@ GENERATED_MARKER = re.compile(
 MINIFIED_AVG_LINE = 250  # mean characters per line above which a file counts as minified
 
 
-class Skip(Exception):
+class Skip(ConbaError):
     """A file is not indexed. ``reason`` is short and countable; ``str(self)`` names the file."""
 
     def __init__(self, path: str | Path, reason: str, detail: str | None = None):

@@ -45,8 +45,10 @@ class _Ignores:
         gi = directory / ".gitignore"
         try:
             os.stat(gi)
-        except FileNotFoundError:
-            return self
+        except OSError as exc:
+            if exc.errno in (errno.EACCES, errno.EPERM):
+                raise  # the folder itself cannot be searched
+            return self  # no .gitignore (or a broken / looping link to one)
         if not gi.is_file():
             return self
         try:
