@@ -77,7 +77,11 @@ def test_subsets(tiny_data):
     assert len(cap_records(recs, 1, 0)) == 12  # 4 groups x 3 languages
     sub = subset_groups(recs, 10, 0)
     groups = {r.group for r in sub}
-    assert all(r.group in groups for r in recs if r in sub) and len(sub) < len(recs)
+    assert 10 <= len(sub) < len(recs) and len(groups) < len({r.group for r in recs})
+    assert sub == [r for r in recs if r.group in groups]  # whole groups, in the input order
+    assert len(sub) - min(sum(r.group == g for r in sub) for g in groups) < 10  # no group more than needed
+    assert subset_groups(recs, 10, 1) != sub  # the seed picks the groups
+    assert subset_groups(recs, 0, 0) == recs == subset_groups(recs, len(recs), 0)
 
 
 def test_cli_train_and_eval(tiny_backbone, tiny_data, tmp_path):

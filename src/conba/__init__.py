@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
 if TYPE_CHECKING:
     from conba.model import ConbaModel
 
@@ -26,6 +24,10 @@ def load_model(name_or_path: str = "default", prune: bool = True) -> ConbaModel:
 
 
 def __getattr__(name: str) -> Any:  # lazy, so `import conba` stays light
+    if name == "__version__":  # from the installed package's metadata (pyproject.toml), not a copy
+        from conba.utils.versions import package_version
+
+        return package_version("conba") or "0+unknown"
     if name == "ConbaModel":
         from conba.model import ConbaModel
 

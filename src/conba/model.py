@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from conba.encoder.backbone import Backbone, BackboneConfig, BackboneError, is_embedded, load_hf
+from conba.errors import ConbaError, ConfigError
 from conba.heads import Head, HeadConfig, build_head, load_head, save_head
 from conba.syntax.view import VIEWS, check_view
 from conba.utils.io import read_json, write_json_atomic
@@ -37,7 +38,7 @@ DEFAULT_BATCH_TOKENS = 4096  # padded tokens per encode batch (measured on 2 CPU
 FORMAT_VERSION = 1
 
 
-class ModelError(RuntimeError):
+class ModelError(ConbaError, RuntimeError):
     """A model folder is missing, corrupt, or inconsistent."""
 
 
@@ -80,6 +81,12 @@ class ConbaModel(nn.Module):
     def dim(self) -> int:
         return int(self.head.config.out_dim or self.head.config.dim)
 
+    def get_sentence_embedding_dimension(self) -> int:
+        """The embedding width (sentence-transformers' name for :attr:`dim`)."""
+        return self.dim
+
+    get_embedding_dimension = get_sentence_embedding_dimension  # its name since sentence-transformers 6
+
     @property
     def device(self) -> torch.device:
         """Where the weights live; ``encode`` moves each batch there (``model.to("cuda")``)."""
@@ -99,7 +106,8 @@ class ConbaModel(nn.Module):
                engine: str = "torch",
                max_batch_tokens: int | None = DEFAULT_BATCH_TOKENS,
                max_chunks: int | None = None,
-               view: str | None = None) -> np.ndarray | torch.Tensor:
+               view: str | None = None, *,
+               normalize_embeddings: bool | None = None, precision: str = "float32") -> np.ndarray | torch.Tensor:
         """Embed code snippets. Returns float32 (n, d) (numpy by default), in input order.
 
         Snippets are tokenized once and sorted by token length so each batch pads little; the order
@@ -115,18 +123,28 @@ class ConbaModel(nn.Module):
         window. None: the model's setting (``self.max_chunks``).
         ``view`` (default: the model's ``view``) is the input view each snippet goes through first
         (:func:`conba.syntax.view.apply_views`; snippets without a language stay raw).
+        sentence-transformers' names work too: ``normalize_embeddings`` and ``precision`` (float32,
+        int8, uint8, binary, ubinary: :mod:`conba.engine.precision`).
         """
+        if normalize_embeddings is not None:  # sentence-transformers' name for ``normalize``
+            normalize = normalize_embeddings
+        if precision != "float32":
+            from conba.engine.precision import quantize
+
+            full = self.encode(codes, languages, batch_size, show_progress_bar, normalize, engine=engine,
+                               max_batch_tokens=max_batch_tokens, max_chunks=max_chunks, view=view)
+            return quantize(full, precision)
         single = isinstance(codes, str)
         codes = [codes] if single else list(codes)
         if isinstance(languages, str) or languages is None:
             languages = [languages or ""] * len(codes)
         languages = list(languages)
         if len(languages) != len(codes):
-            raise ValueError(f"got {len(codes)} codes but {len(languages)} languages")
+            raise ConfigError(f"got {len(codes)} codes but {len(languages)} languages")
         if any(not isinstance(c, str) for c in codes):
             raise TypeError("encode() takes strings of code")
         if batch_size < 1:
-            raise ValueError("batch_size must be >= 1")
+            raise ConfigError("batch_size must be >= 1")
         view = check_view(view or self.view)
         if view != "raw":
             from conba.syntax.view import apply_views
@@ -136,7 +154,7 @@ class ConbaModel(nn.Module):
         from conba.engine.chunks import check_max_chunks, chunk_ids, pool_chunks
 
         if engine not in ENGINES:
-            raise ValueError(f"unknown engine {engine!r} ({', '.join(ENGINES)})")
+            raise ConfigError(f"unknown engine {engine!r} ({', '.join(ENGINES)})")
         self.eval()
         apply_threads()
         out = torch.zeros(len(codes), self.dim)
@@ -236,18 +254,24 @@ class ConbaModel(nn.Module):
             key = hashlib.sha256(f"{key}|view={self.view}".encode()).hexdigest()[:16]
         return key
 
-    def save(self, directory: str | Path, storage: str = "auto", dtype: str = "float32") -> Path:
+    def save(self, directory: str | Path, storage: str = "auto", dtype: str = "float32",
+             sentence_transformers: bool = False) -> Path:
         """Save as a folder. storage: 'full', 'delta' (only tensors differing from the embedded
-        base; requires the embedded backbone) or 'auto' (delta when possible)."""
+        base; requires the embedded backbone) or 'auto' (delta when possible). ``sentence_transformers``:
+        also let ``SentenceTransformer(folder)`` load it (full backbone; :mod:`conba.st_export`)."""
         from safetensors.torch import save_file
 
+        from conba import st_export
+
         directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
         base = self.backbone.config.name_or_path
         if storage == "auto":
-            storage = "delta" if is_embedded(base) else "full"
+            storage = "delta" if is_embedded(base) and not sentence_transformers else "full"
+        if sentence_transformers:
+            st_export.check(self, directory, storage)
+        directory.mkdir(parents=True, exist_ok=True)
         if dtype not in ("float32", "float16"):
-            raise ValueError("dtype must be float32 or float16")
+            raise ConfigError("dtype must be float32 or float16")
         if storage == "delta":
             if not is_embedded(base):
                 raise ModelError("delta storage needs the embedded backbone as base; use storage='full'")
@@ -273,7 +297,7 @@ class ConbaModel(nn.Module):
             tmpdir.replace(directory / "backbone")
             (directory / "backbone_delta.safetensors").unlink(missing_ok=True)
         else:
-            raise ValueError(f"unknown storage '{storage}' (auto, full, delta)")
+            raise ConfigError(f"unknown storage '{storage}' (auto, full, delta)")
         if dtype == "float16":
             self._round_to(torch.float16, list(self.head.parameters()))
         save_head(self.head, directory / "head")
@@ -296,6 +320,10 @@ class ConbaModel(nn.Module):
             "info": self.info,
         }
         write_json_atomic(directory / CONFIG_NAME, config)
+        if sentence_transformers:
+            st_export.write_files(self, directory)
+        else:
+            st_export.remove_files(directory)
         return directory
 
     @staticmethod

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import platform
 
+from conba.utils.versions import package_version
+
 LABELS = {
     "st": "sentence-transformers encode (peer)",
     "exact": "conba exact (torch)",
@@ -25,20 +27,13 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown CPU"
 
 
-def _version(module: str) -> str | None:
-    try:
-        return __import__(module).__version__
-    except ImportError:
-        return None
-
-
 def machine_info(threads: int) -> dict:
     import torch
 
     return {"cpu": _cpu_model(), "cores": os.cpu_count(), "torch_threads": threads,
             "python": platform.python_version(), "torch": torch.__version__,
-            "transformers": _version("transformers"), "onnxruntime": _version("onnxruntime"),
-            "sentence_transformers": _version("sentence_transformers"), "platform": platform.platform()}
+            "transformers": package_version("transformers"), "onnxruntime": package_version("onnxruntime"),
+            "sentence_transformers": package_version("sentence-transformers"), "platform": platform.platform()}
 
 
 def _fmt(value, spec: str) -> str:

@@ -25,6 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from conba.bench.variants import VARIANTS, Encoder, build_variants, headless_exact
+from conba.errors import ConfigError
+from conba.utils.versions import package_version
 
 DEFAULT_DATA = "../shared/data/atcoder_dev.jsonl"
 
@@ -47,18 +49,18 @@ class SpeedConfig:
 
     def validate(self) -> SpeedConfig:
         if self.limit < 1:
-            raise ValueError(f"limit must be >= 1, got {self.limit}")
+            raise ConfigError(f"limit must be >= 1, got {self.limit}")
         if self.repeats < 1:
-            raise ValueError(f"repeats must be >= 1, got {self.repeats}")
+            raise ConfigError(f"repeats must be >= 1, got {self.repeats}")
         if self.batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+            raise ConfigError(f"batch_size must be >= 1, got {self.batch_size}")
         if self.max_batch_tokens < -1:
-            raise ValueError(f"max_batch_tokens must be >= 0 (0 = no budget), got {self.max_batch_tokens}")
+            raise ConfigError(f"max_batch_tokens must be >= 0 (0 = no budget), got {self.max_batch_tokens}")
         for v in [*self.variants, *self.map_variants]:
             if v not in VARIANTS:
-                raise ValueError(f"unknown variant {v!r} ({', '.join(VARIANTS)})")
+                raise ConfigError(f"unknown variant {v!r} ({', '.join(VARIANTS)})")
         if not self.variants:
-            raise ValueError("no variants to time")
+            raise ConfigError("no variants to time")
         if not Path(self.data).is_file():
             raise FileNotFoundError(f"{self.data}: data file not found (pass --data FILE)")
         if self.map_data and not Path(self.map_data).is_file():
@@ -121,13 +123,9 @@ def variant_key(vs, name: str) -> str:
 
         parts.append(pruner_key(model.pruner))
     if name in ("onnx", "both"):
-        import onnxruntime
-
-        parts.append(onnxruntime.__version__)
+        parts.append(package_version("onnxruntime") or "?")
     if name == "st":
-        import sentence_transformers
-
-        parts.append(sentence_transformers.__version__)
+        parts.append(package_version("sentence-transformers") or "?")
     return "-".join(parts)
 
 

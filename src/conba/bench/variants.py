@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from conba.errors import ConfigError
+
 VARIANTS = ("st", "exact", "sdtp", "onnx", "both")
 Encoder = Callable[[list[str], list[str]], np.ndarray]
 
@@ -142,7 +144,7 @@ def build_variants(model_name: str, sdtp: str | None, batch_size: int, wanted: l
         elif name == "both":
             out.encoders[name] = conba(True, "onnx")
         else:
-            raise ValueError(f"unknown variant {name!r} ({', '.join(VARIANTS)})")
+            raise ConfigError(f"unknown variant {name!r} ({', '.join(VARIANTS)})")
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -13,6 +14,10 @@ import click
 
 MODEL_ENV = "CONBA_MODEL"
 VIEW_NAMES = ("raw", "code", "code+docs")  # conba.syntax.view.VIEWS (not imported here: CLI start-up stays light)
+DEBUG_ENV = "CONBA_DEBUG"  # 1: show the traceback of every error, also the expected ones
+# OS errors about a path the user gave, or about their disk: reported in one line, not as a bug
+PATH_OS_ERRORS = (FileNotFoundError, FileExistsError, PermissionError, IsADirectoryError, NotADirectoryError)
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.ELOOP, errno.ENAMETOOLONG})
 
 
 def model_option(f: Callable) -> Callable:
@@ -46,21 +51,41 @@ def load(name: str | None, view: str | None = None):
     return model
 
 
+def expected_error(exc: BaseException) -> str | None:
+    """The one-line message of an error conba expects (a :class:`ConbaError`, or an OS error about a
+    user's path or disk), or None for anything else: a bug, which keeps its traceback."""
+    from conba.errors import ConbaError
+
+    if isinstance(exc, ConbaError):
+        return str(exc)
+    if isinstance(exc, PATH_OS_ERRORS) or (isinstance(exc, OSError) and exc.errno in DISK_ERRNOS):
+        if exc.filename is not None and exc.strerror:
+            return f"{os.fsdecode(exc.filename)}: {exc.strerror}"
+        return str(exc)
+    return None
+
+
+def debug_mode() -> bool:
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
 def friendly_errors(f: Callable) -> Callable:
-    """Turn expected failures into one-line errors (exit 1) instead of tracebacks."""
+    """Turn expected failures (see :func:`expected_error`) into one-line errors (exit 1); every
+    other exception keeps its traceback. ``CONBA_DEBUG=1`` shows the traceback of any error."""
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from conba.data import DataError
-        from conba.encoder.backbone import BackboneError
-        from conba.model import ModelError
-
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("default")
                 return f(*args, **kwargs)
-        except (DataError, ModelError, BackboneError, FileNotFoundError, ValueError, RuntimeError) as exc:
-            raise click.ClickException(str(exc)) from None
+        except click.ClickException:
+            raise
+        except Exception as exc:
+            message = expected_error(exc)
+            if message is None or debug_mode():
+                raise
+            raise click.ClickException(message) from None
 
     return wrapper
 

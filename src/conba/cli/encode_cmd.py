@@ -34,21 +34,17 @@ def encode(source: str, model: str | None, language: str | None, batch_size: int
       conba encode data.jsonl -m default-sdtp -e onnx    # fastest: SDTP token pruning + int8 ONNX
       conba encode src/util.py --view code               # without imports, comments, unused helpers
     """
-    from pathlib import Path
-
     from conba.data import load_records
-    from conba.syntax.languages import detect_language
 
     if source == "-":
         items = [("stdin", language or "", sys.stdin.read())]
     elif source.endswith(".jsonl"):
         items = [(r.id, r.language, r.code) for r in load_records(source)]
-    else:
-        path = Path(source)
-        if not path.is_file():
-            raise click.ClickException(f"{source}: file not found")
-        items = [(str(path), language or detect_language(path) or "",
-                  path.read_text(encoding="utf-8", errors="replace"))]
+    else:  # the index's checks: unreadable, directory, binary, not UTF-8, too large... (one-line errors)
+        from conba.index.compare import read_code_file
+
+        text, lang = read_code_file(source, language=language, require_language=False)
+        items = [(source, lang or "", text)]
     if not any(code.strip() for _, _, code in items):
         raise click.ClickException(f"{source}: no code to encode")
     m = load(model, view)

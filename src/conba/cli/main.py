@@ -47,6 +47,7 @@ def cli() -> None:
     \b
     Environment:
       CONBA_MODEL   default model for every command (name or folder; default: the shipped model)
+      CONBA_DEBUG   1: show the full traceback of any error (default: expected errors in one line)
     """
 
 

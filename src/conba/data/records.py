@@ -17,6 +17,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conba.errors import ConbaError
+
 LANGUAGES: tuple[str, ...] = (
     "python", "java", "cpp", "c", "csharp", "javascript", "typescript", "go", "rust",
     "kotlin", "php", "ruby", "scala", "swift", "perl",
@@ -28,7 +30,7 @@ LANGUAGE_ALIASES: dict[str, str] = {
 }
 
 
-class DataError(ValueError):
+class DataError(ConbaError, ValueError):
     """Bad input data. The message is one line that names the file and line."""
 
 

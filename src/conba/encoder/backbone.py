@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from conba.errors import ConbaError, ConfigError
 from conba.text import split_identifiers
 from conba.utils.config_keys import known_keys
 
@@ -26,7 +27,7 @@ _EMBEDDED_ALIASES = {
 }
 
 
-class BackboneError(RuntimeError):
+class BackboneError(ConbaError, RuntimeError):
     """The backbone could not be loaded or does not support an operation."""
 
 
@@ -43,7 +44,7 @@ class BackboneConfig:
     def from_dict(cls, data: dict) -> BackboneConfig:
         cfg = cls(**known_keys(cls, data, "backbone config"))
         if cfg.max_length < 8:
-            raise ValueError(f"max_length must be >= 8, got {cfg.max_length}")
+            raise ConfigError(f"max_length must be >= 8, got {cfg.max_length}")
         return cfg
 
 
@@ -185,7 +186,7 @@ class Backbone(nn.Module):
             return
         if mode == "top-k":
             if not 1 <= top_k <= self.num_layers:
-                raise ValueError(f"top_k must be in 1..{self.num_layers}, got {top_k}")
+                raise ConfigError(f"top_k must be in 1..{self.num_layers}, got {top_k}")
             for layer in self.layers[self.num_layers - top_k:]:
                 for p in layer.parameters():
                     p.requires_grad_(True)
@@ -194,7 +195,7 @@ class Backbone(nn.Module):
             for name, p in self.model.named_parameters():
                 p.requires_grad_(not name.startswith("embeddings.") and not name.startswith("pooler."))
             return
-        raise ValueError(f"unknown tuning mode '{mode}' (none, top-k, full)")
+        raise ConfigError(f"unknown tuning mode '{mode}' (none, top-k, full)")
 
 
 def default_threads() -> int:

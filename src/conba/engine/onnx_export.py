@@ -12,7 +12,7 @@ attention so ONNX Runtime's BERT fusions match) -> ``onnxruntime.transformers.op
 attention, skip-layer-norm, bias-GELU) -> for int8, ``onnxruntime.quantization.quantize_dynamic``
 (int8 weights per output channel, activations quantised per batch at run time; scorer MatMuls stay
 float32). Per-channel weights matter: per-tensor int8 gave cosines to the float model down to 0.96 on
-atcoder snippets, per-channel 0.995 (docs/drafts/speed.md).
+atcoder snippets, per-channel 0.995 (measured while building the engine).
 A ``manifest.json`` lists the files, the pruning settings and the model fingerprint.
 """
 
@@ -29,6 +29,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from conba.errors import ConbaError
 from conba.prune.forward import embed_input, require_own_loop, run_layer
 from conba.prune.scorer import keep_score
 from conba.utils.io import write_json_atomic
@@ -37,7 +38,7 @@ MANIFEST = "manifest.json"
 OPSET = 17
 
 
-class OnnxUnavailable(RuntimeError):
+class OnnxUnavailable(ConbaError, RuntimeError):
     """onnxruntime / onnx are not installed."""
 
 

@@ -18,6 +18,7 @@ import torch
 
 from conba.engine.onnx_export import MANIFEST, export_onnx, read_manifest, require_onnx
 from conba.engine.threads import requested_threads
+from conba.errors import ConfigError, FormatError
 from conba.prune.config import PruneConfig
 from conba.prune.forward import PrunedStates, dropped_sum
 from conba.prune.mask import hard_keep_indices
@@ -36,7 +37,7 @@ class OnnxEncoder:
         self.directory = Path(directory)
         self.manifest = read_manifest(self.directory)
         if self.manifest.get("format") != "conba-onnx":
-            raise ValueError(f"{self.directory}: not a conba ONNX export")
+            raise FormatError(f"{self.directory}: not a conba ONNX export")
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads or requested_threads() or torch.get_num_threads()
         opts.inter_op_num_threads = 1
@@ -96,7 +97,7 @@ def onnx_encoder(model, engine: str, prune: bool) -> OnnxEncoder:
     """
     require_onnx()
     if engine not in ("onnx", "onnx-fp32"):
-        raise ValueError(f"unknown ONNX engine {engine!r} (onnx, onnx-fp32)")
+        raise ConfigError(f"unknown ONNX engine {engine!r} (onnx, onnx-fp32)")
     prune = bool(prune and model.pruner is not None)
     key = (engine, prune)
     enc = model._engines.get(key)

@@ -2,7 +2,7 @@
 
 ``CONBA_THREADS=N`` sets the number of intra-op threads of both engines; unset (or 0) keeps torch's
 own default, which is the number of physical cores. On the 2-core development machine 2 threads
-(one per core) are fastest; more threads than cores only adds contention (see docs/drafts/speed.md).
+(one per core) are fastest; more threads than cores only adds contention (docs/BENCHMARKS.md, "Encoding speed").
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 
 import torch
+
+from conba.errors import ConfigError
 
 THREADS_ENV = "CONBA_THREADS"
 
@@ -22,9 +24,9 @@ def requested_threads() -> int:
     try:
         n = int(raw)
     except ValueError:
-        raise ValueError(f"{THREADS_ENV} must be a whole number of threads, got {raw!r}") from None
+        raise ConfigError(f"{THREADS_ENV} must be a whole number of threads, got {raw!r}") from None
     if n < 0:
-        raise ValueError(f"{THREADS_ENV} must be >= 0, got {n}")
+        raise ConfigError(f"{THREADS_ENV} must be >= 0, got {n}")
     return n
 
 

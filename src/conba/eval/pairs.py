@@ -12,6 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
+from conba.data.records import DataError
+
 __all__ = ["balanced_pairs", "calibrate_threshold", "classification_metrics"]
 
 
@@ -90,7 +92,7 @@ def calibrate_threshold(scores: np.ndarray, labels: np.ndarray) -> float:
     scores, labels = _check_scores(scores, labels)
     n_pos = int(labels.sum())
     if n_pos == 0:
-        raise ValueError("calibrate_threshold needs at least one positive pair (label 1)")
+        raise DataError("calibrate_threshold needs at least one positive pair (label 1)")
     order = np.argsort(-scores, kind="stable")
     s, y = scores[order], labels[order]
     tp = np.cumsum(y)

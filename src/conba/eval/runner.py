@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from conba.data import CodeRecord
+from conba.data.records import DataError
 from conba.eval.metrics import cross_language_retrieval, embedding_similarity
 from conba.eval.pairs import balanced_pairs, calibrate_threshold, classification_metrics
 from conba.eval.tfidf import tfidf_similarity
@@ -24,7 +25,7 @@ def evaluate(records: list[CodeRecord], model: Any, *, tfidf: bool = True,
              progress: bool | None = None, seed: int = 0) -> dict:
     """Evaluate ``model`` (anything with ``encode(codes, languages=...)``) on grouped records."""
     if len({r.language for r in records}) < 2:
-        raise ValueError("evaluation needs records in at least 2 languages")
+        raise DataError("evaluation needs records in at least 2 languages")
     codes = [r.code for r in records]
     groups = [r.group for r in records]
     langs = [r.language for r in records]

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from conba.errors import ConfigError
 from conba.experiments.metrics import aggregate
 from conba.experiments.report import fmt, fmt_ms, md_table, pyplot, save_figure, settings_block, write_outputs
 from conba.experiments.runner import REFERENCE, Runner, Variant
@@ -32,7 +33,6 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("conba_short", "ConbaLayer, pooled, trained with the over-tokens budget (a control for "
             "`tokens` / `scan`)", short=True),
 )
-VARIANT_NAMES = tuple(v.name for v in VARIANTS)
 
 
 def select_variants(names: Sequence[str] | None) -> list[Variant]:
@@ -41,7 +41,7 @@ def select_variants(names: Sequence[str] | None) -> list[Variant]:
     by_name = {v.name: v for v in VARIANTS}
     unknown = [n for n in names if n not in by_name]
     if unknown:
-        raise ValueError(f"unknown variant(s) {unknown}; choose from {list(by_name)}")
+        raise ConfigError(f"unknown variant(s) {unknown}; choose from {list(by_name)}")
     return [by_name[n] for n in names]
 
 

@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 
+from conba.errors import ConfigError
 from conba.eval.pairs import balanced_pairs, calibrate_threshold, classification_metrics
 from conba.experiments.metrics import pair_split
 from conba.experiments.pair_models import NETS, fit_net, net_scores
@@ -34,7 +35,7 @@ class PairClassifier:
 
     def __init__(self, kind: str, seed: int = 0, epochs: int = 30, device: str = "cpu"):
         if kind not in CLASSIFIERS:
-            raise ValueError(f"unknown classifier '{kind}'; choose from {list(CLASSIFIERS)}")
+            raise ConfigError(f"unknown classifier '{kind}'; choose from {list(CLASSIFIERS)}")
         self.kind, self.seed, self.epochs, self.device = kind, seed, epochs, device
         self.model = None
 
@@ -95,7 +96,7 @@ def run_classifiers(runner, model, out_dir, kinds=None, model_name: str = "", co
     kinds = list(kinds or CLASSIFIERS)
     for k in kinds:
         if k not in CLASSIFIERS:
-            raise ValueError(f"unknown classifier '{k}'; choose from {list(CLASSIFIERS)}")
+            raise ConfigError(f"unknown classifier '{k}'; choose from {list(CLASSIFIERS)}")
     train_emb = runner.embed(model, runner.prepared.train_records)
     u, v, y = train_pairs(runner.prepared.train_records, train_emb, cfg.classifier_pairs, cfg.data_seed)
     tests = {}

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
+from conba.errors import ConfigError
 from conba.utils.io import read_json, write_json_atomic
 
 DEFAULT_TEMPERATURES = (0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
@@ -56,30 +57,30 @@ class ExperimentConfig:
 
     def validate(self) -> ExperimentConfig:
         if not self.train:
-            raise ValueError("no training data: give --data DIR (with *_train.jsonl) or --train FILE")
+            raise ConfigError("no training data: give --data DIR (with *_train.jsonl) or --train FILE")
         if not self.dev:
-            raise ValueError("no dev data: give --data DIR (with *_dev.jsonl) or --dev FILE")
+            raise ConfigError("no dev data: give --data DIR (with *_dev.jsonl) or --dev FILE")
         for p in [*self.train, *self.dev]:
             if not Path(p).is_file():
-                raise ValueError(f"{p}: file not found")
+                raise ConfigError(f"{p}: file not found")
         if not self.seeds or len(set(self.seeds)) != len(self.seeds):
-            raise ValueError(f"seeds must be distinct and non-empty, got {self.seeds}")
+            raise ConfigError(f"seeds must be distinct and non-empty, got {self.seeds}")
         for name in ("epochs", "token_epochs", "batch_size", "temperature_seeds"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
         for name in ("cap", "train_limit", "dev_limit", "head_tokens", "token_steps", "noise_limit", "threads"):
             if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.groups_per_batch < 2 or self.per_group < 2 or self.token_groups_per_batch < 2:
-            raise ValueError("groups per batch (P) and per group (K) must be >= 2")
+            raise ConfigError("groups per batch (P) and per group (K) must be >= 2")
         if not self.temperatures or any(t <= 0 for t in self.temperatures):
-            raise ValueError(f"temperatures must be > 0, got {self.temperatures}")
+            raise ConfigError(f"temperatures must be > 0, got {self.temperatures}")
         if self.temperature <= 0:
-            raise ValueError("temperature must be > 0")
+            raise ConfigError("temperature must be > 0")
         if self.max_length < 8:
-            raise ValueError("max_length must be >= 8")
+            raise ConfigError("max_length must be >= 8")
         if self.classifier_pairs < 20 or self.classifier_epochs < 1:
-            raise ValueError("classifier_pairs must be >= 20 and classifier_epochs >= 1")
+            raise ConfigError("classifier_pairs must be >= 20 and classifier_epochs >= 1")
         return self
 
     @classmethod
@@ -111,7 +112,7 @@ def discover(data_dir: str | Path) -> tuple[list[str], list[str]]:
     """``(train files, dev files)`` of a data folder: grouped ``*_train.jsonl`` and ``*_dev.jsonl``, sorted."""
     d = Path(data_dir)
     if not d.is_dir():
-        raise ValueError(f"{d}: not a folder (--data takes a folder with *_train.jsonl and *_dev.jsonl)")
+        raise ConfigError(f"{d}: not a folder (--data takes a folder with *_train.jsonl and *_dev.jsonl)")
     from conba.data.records import detect_format
 
     # Files in the older research pair format (e.g. pairs_java_python_dev.jsonl) repeat grouped
@@ -119,5 +120,5 @@ def discover(data_dir: str | Path) -> tuple[list[str], list[str]]:
     train = sorted(str(p) for p in d.glob("*_train.jsonl") if detect_format(p) == "grouped")
     dev = sorted(str(p) for p in d.glob("*_dev.jsonl") if detect_format(p) == "grouped")
     if not train or not dev:
-        raise ValueError(f"{d}: needs at least one *_train.jsonl and one *_dev.jsonl file")
+        raise ConfigError(f"{d}: needs at least one *_train.jsonl and one *_dev.jsonl file")
     return train, dev

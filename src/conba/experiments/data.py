@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conba.data import CodeRecord, load_many, load_records
+from conba.data.records import DataError
 from conba.experiments.config import ExperimentConfig
 from conba.train.trainer import cap_records, subset_groups
 from conba.utils.io import write_text_atomic
@@ -71,7 +72,7 @@ def prepare(cfg: ExperimentConfig, log=print) -> Prepared:
     train = cap_records(load_many(cfg.train), cfg.cap, cfg.data_seed)
     train = subset_groups(train, cfg.train_limit, cfg.data_seed)
     if len({r.group for r in train}) < 2:
-        raise ValueError("the training subset has fewer than 2 groups; raise --train-limit or --cap")
+        raise DataError("the training subset has fewer than 2 groups; raise --train-limit or --cap")
     prepared = Prepared(_write_subset(train, folder, "train"), train)
     seen: set[str] = set()
     for path in cfg.dev:
@@ -81,7 +82,7 @@ def prepare(cfg: ExperimentConfig, log=print) -> Prepared:
         seen.add(name)
         recs = subset_groups(load_records(path), cfg.dev_limit, cfg.data_seed)
         if len({r.language for r in recs}) < 2:
-            raise ValueError(f"{path}: an evaluation set needs records in at least 2 languages")
+            raise DataError(f"{path}: an evaluation set needs records in at least 2 languages")
         prepared.eval_sets.append(EvalSet(name, _write_subset(recs, folder, name), recs, str(path)))
     log(f"data: train {len(train)} snippets ({len({r.group for r in train})} groups); "
         + ", ".join(f"{s.name} {len(s.records)}" for s in prepared.eval_sets))

@@ -27,6 +27,8 @@ from typing import Any
 import numpy as np
 
 from conba.data import CodeRecord
+from conba.data.records import DataError
+from conba.errors import ConfigError
 from conba.eval.metrics import cross_language_retrieval
 from conba.eval.pairs import balanced_pairs, calibrate_threshold, classification_metrics
 from conba.experiments.perturb import KEEPS_PARSING, PERTURBATIONS, UNITS, parses_cleanly, perturb
@@ -130,16 +132,16 @@ def run_noise(model: Any, records: list[CodeRecord], out_dir: str | Path, *,
 
     for kind in perturbations:
         if kind not in PERTURBATIONS:
-            raise ValueError(f"unknown perturbation '{kind}' (choose from {', '.join(PERTURBATIONS)})")
+            raise ConfigError(f"unknown perturbation '{kind}' (choose from {', '.join(PERTURBATIONS)})")
     levels = sorted({float(x) for x in levels})
     if not levels or any(not 0.0 < x <= 1.0 for x in levels):
-        raise ValueError("levels must be fractions in (0, 1]")
+        raise ConfigError("levels must be fractions in (0, 1]")
     records = list(records)
     if quick:
         records = _subset(records, QUICK_RECORDS, seed)
     groups, langs = [r.group for r in records], [r.language for r in records]
     if len(set(langs)) < 2:
-        raise ValueError("the noise experiment needs records in at least 2 languages")
+        raise DataError("the noise experiment needs records in at least 2 languages")
     out_dir = Path(out_dir)
     scratch = None
     if hasattr(model, "fingerprint"):

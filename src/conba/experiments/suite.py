@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from conba.errors import ConfigError
 from conba.experiments.config import ExperimentConfig
 from conba.experiments.data import group_subset, prepare
 from conba.experiments.report import fmt, fmt_ms, machine, md_table
@@ -63,7 +64,7 @@ def run_all(cfg: ExperimentConfig, out: str | Path, *, parts=PARTS, progress: bo
     cfg.validate()
     unknown = [p for p in parts if p not in PARTS]
     if unknown:
-        raise ValueError(f"unknown part(s) {unknown}; choose from {list(PARTS)}")
+        raise ConfigError(f"unknown part(s) {unknown}; choose from {list(PARTS)}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from conba.errors import ConfigError
 from conba.experiments.metrics import aggregate, pair_split, score_embeddings
 from conba.experiments.report import fmt_ms, md_table, pyplot, save_figure, settings_block, write_outputs
 from conba.experiments.runner import REFERENCE, Runner
@@ -25,7 +26,7 @@ def run_temperature(runner: Runner, out_dir, temperatures: Sequence[float] | Non
     cfg, t_start = runner.cfg, time.time()
     temps = [float(t) for t in (temperatures or cfg.temperatures)]
     if any(t <= 0 for t in temps):
-        raise ValueError(f"temperatures must be > 0, got {temps}")
+        raise ConfigError(f"temperatures must be > 0, got {temps}")
     seeds = cfg.seeds[: cfg.temperature_seeds]
     set_names = [s.name for s in runner.prepared.eval_sets]
     rows: list[dict] = []

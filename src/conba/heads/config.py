@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from conba.errors import ConfigError
+
 HEAD_KINDS: tuple[str, ...] = ("conba", "conba-scan", "linear", "none")
 MODES: tuple[str, ...] = ("pooled", "tokens")
 POOLINGS: tuple[str, ...] = ("mean", "cls")
@@ -68,35 +70,35 @@ class HeadConfig:
     def validate(self) -> None:
         """Raise ValueError (one line, naming the field) for any bad value."""
         if self.kind not in HEAD_KINDS:
-            raise ValueError(f"HeadConfig.kind must be one of {list(HEAD_KINDS)}, got {self.kind!r}")
+            raise ConfigError(f"HeadConfig.kind must be one of {list(HEAD_KINDS)}, got {self.kind!r}")
         for name in ("dim", "state_dim", "code_dim"):
             v = getattr(self, name)
             if not _is_int(v) or v < 1:
-                raise ValueError(f"HeadConfig.{name} must be a positive int, got {v!r}")
+                raise ConfigError(f"HeadConfig.{name} must be a positive int, got {v!r}")
         for name in ("out_dim", "dt_rank"):
             v = getattr(self, name)
             if v is not None and (not _is_int(v) or v < 1):
-                raise ValueError(f"HeadConfig.{name} must be None or a positive int, got {v!r}")
+                raise ConfigError(f"HeadConfig.{name} must be None or a positive int, got {v!r}")
         if self.kind == "none" and self.out_dim not in (None, self.dim):
-            raise ValueError(f"HeadConfig.out_dim must be None or dim ({self.dim}) for kind 'none' "
+            raise ConfigError(f"HeadConfig.out_dim must be None or dim ({self.dim}) for kind 'none' "
                              f"(it has no parameters), got {self.out_dim!r}")
         if self.mode not in MODES:
-            raise ValueError(f"HeadConfig.mode must be one of {list(MODES)}, got {self.mode!r}")
+            raise ConfigError(f"HeadConfig.mode must be one of {list(MODES)}, got {self.mode!r}")
         if self.pooling not in POOLINGS:
-            raise ValueError(f"HeadConfig.pooling must be one of {list(POOLINGS)}, got {self.pooling!r}")
+            raise ConfigError(f"HeadConfig.pooling must be one of {list(POOLINGS)}, got {self.pooling!r}")
         for name in ("use_control", "use_feedback"):
             v = getattr(self, name)
             if not isinstance(v, bool):
-                raise ValueError(f"HeadConfig.{name} must be a bool, got {v!r}")
+                raise ConfigError(f"HeadConfig.{name} must be a bool, got {v!r}")
         if not isinstance(self.languages, list):
-            raise ValueError(f"HeadConfig.languages must be a list of names, got {self.languages!r}")
+            raise ConfigError(f"HeadConfig.languages must be a list of names, got {self.languages!r}")
         seen: set[str] = set()
         for lang in self.languages:
             if not isinstance(lang, str) or not lang.strip():
-                raise ValueError(f"HeadConfig.languages must hold non-empty strings, got {lang!r}")
+                raise ConfigError(f"HeadConfig.languages must hold non-empty strings, got {lang!r}")
             key = lang.strip().lower()
             if key in seen:
-                raise ValueError(f"HeadConfig.languages has a duplicate (case-insensitive): {lang!r}")
+                raise ConfigError(f"HeadConfig.languages has a duplicate (case-insensitive): {lang!r}")
             seen.add(key)
 
     # ------------------------------------------------------------------ (de)serialisation
@@ -108,11 +110,11 @@ class HeadConfig:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> HeadConfig:
         if not isinstance(d, Mapping):
-            raise ValueError(f"HeadConfig.from_dict needs a mapping, got {type(d).__name__}")
+            raise ConfigError(f"HeadConfig.from_dict needs a mapping, got {type(d).__name__}")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(d) - known)
         if unknown:
-            raise ValueError(f"unknown HeadConfig key(s) {unknown}; known keys are {sorted(known)}")
+            raise ConfigError(f"unknown HeadConfig key(s) {unknown}; known keys are {sorted(known)}")
         kwargs = dict(d)
         if isinstance(kwargs.get("languages"), tuple):
             kwargs["languages"] = list(kwargs["languages"])

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
+from conba.errors import FormatError
 from conba.heads.base import Head
 from conba.heads.baselines import LinearHead, PoolingHead
 from conba.heads.config import HeadConfig
@@ -75,15 +76,15 @@ def load_head(directory: str | os.PathLike[str], device: str | torch.device = "c
     try:
         raw = json.loads(config_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"corrupt head config {config_path}: {_one_line(err)}") from err
+        raise FormatError(f"corrupt head config {config_path}: {_one_line(err)}") from err
     try:
         config = HeadConfig.from_dict(raw)
     except (TypeError, ValueError) as err:
-        raise ValueError(f"bad head config {config_path}: {_one_line(err)}") from err
+        raise FormatError(f"bad head config {config_path}: {_one_line(err)}") from err
     try:
         state = load_file(str(weights_path))
     except Exception as err:  # safetensors raises its own error types for corrupt files
-        raise ValueError(f"corrupt head weights {weights_path}: {_one_line(err)}") from err
+        raise FormatError(f"corrupt head weights {weights_path}: {_one_line(err)}") from err
     head = build_head(config)
     float_dtypes = {t.dtype for t in state.values() if t.is_floating_point()}
     if len(float_dtypes) == 1:
@@ -91,5 +92,5 @@ def load_head(directory: str | os.PathLike[str], device: str | torch.device = "c
     try:
         head.load_state_dict(state, strict=True)
     except RuntimeError as err:
-        raise ValueError(f"head weights {weights_path} do not match {config_path}: {_one_line(err)}") from err
+        raise FormatError(f"head weights {weights_path} do not match {config_path}: {_one_line(err)}") from err
     return head.to(device)

@@ -19,7 +19,7 @@ from conba.index.errors import SourceError
 from conba.index.extract import extract_units
 from conba.index.filters import DEFAULT_MAX_FILE_SIZE, Skip, read_source
 from conba.index.records import AddReport
-from conba.index.store import Store
+from conba.index.store import Store, db_path, fs_path
 from conba.index.walker import discover
 
 COMMIT_EVERY = 256
@@ -35,7 +35,7 @@ def scan(store: Store, paths: Iterable[str | os.PathLike], report: AddReport,
     """Bring the files/units tables up to date with the tree (no encoding). Returns the number of
     units in changed files. Bad explicit paths raise :class:`SourceError` before anything is written."""
     found = discover(paths, max_size=max_file_size, exclude=exclude)
-    report.skipped.extend(found.skipped)
+    report.skipped.extend((db_path(path), reason) for path, reason in found.skipped)
     if not found.files:
         where = ", ".join(str(p) for p in paths)
         summary = f" ({len(found.skipped)} skipped: {report.skip_summary()})" if found.skipped else ""
@@ -53,16 +53,17 @@ def scan(store: Store, paths: Iterable[str | os.PathLike], report: AddReport,
     gone: list[str] = []
     for cand in found.files:
         report.files_seen += 1
-        if states.get(cand.path) == (cand.size, cand.mtime_ns):
-            kept.add(cand.path)
+        stored = db_path(cand.path)
+        if states.get(stored) == (cand.size, cand.mtime_ns):
+            kept.add(stored)
             continue
         try:
             text = read_source(cand.path, max_file_size)
         except Skip as exc:
-            report.skipped.append((exc.path, exc.reason))
+            report.skipped.append((db_path(exc.path), exc.reason))
             continue
-        kept.add(cand.path)
-        units = extract_units(cand.path, text, cand.language)
+        kept.add(stored)
+        units = extract_units(stored, text, cand.language)
         pending.append((cand.path, cand.language, cand.size, cand.mtime_ns, units))
         report.files_changed += 1
         changed_units += len(units)
@@ -71,11 +72,12 @@ def scan(store: Store, paths: Iterable[str | os.PathLike], report: AddReport,
             pending = []
     if pending:
         store.replace_files(pending)
-    explicit = [c.path for c in found.files if c.explicit]
+    explicit = {db_path(c.path) for c in found.files if c.explicit}
+    roots = [db_path(r) for r in found.roots]
     for path in states:
         if path in kept:
             continue
-        if _under(path, found.roots) or path in explicit or not os.path.exists(path):
+        if _under(path, roots) or path in explicit or not os.path.exists(fs_path(path)):
             gone.append(path)
     report.files_removed = store.remove_files(gone) if gone else 0
     return changed_units

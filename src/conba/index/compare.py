@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conba.data.records import DataError
 from conba.index.errors import SourceError
 from conba.index.filters import DEFAULT_MAX_FILE_SIZE, Skip, read_source
 from conba.index.languages import detect_language
@@ -43,7 +44,7 @@ def compare(a: str, b: str, model: Any = None, languages: tuple[str | None, str 
 
     for name, code in (("first", a), ("second", b)):
         if not code.strip():
-            raise ValueError(f"the {name} snippet is empty")
+            raise DataError(f"the {name} snippet is empty")
     m = _model(model)
     langs = tuple(normalize_language(x) if x else None for x in languages)
     emb = m.encode([a, b], languages=[langs[0] or "", langs[1] or ""], show_progress_bar=False)
@@ -52,15 +53,18 @@ def compare(a: str, b: str, model: Any = None, languages: tuple[str | None, str 
 
 
 def read_code_file(path: str | os.PathLike, language: str | None = None,
-                   max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> tuple[str, str | None]:
-    """(text, language) of a source file, or :class:`SourceError` naming it."""
+                   max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+                   require_language: bool = True) -> tuple[str, str | None]:
+    """(text, language) of a source file, or :class:`SourceError` naming it. The checks are the
+    index's (:func:`read_source`: unreadable, binary, not UTF-8, too large, generated, empty).
+    ``require_language=False``: a file of an unknown language gives language None instead of an error."""
     p = Path(path)
     if not os.path.lexists(p):
         raise SourceError(f"{path}: no such file")
     if p.is_dir():
         raise SourceError(f"{path}: is a directory, expected a source file")
     lang = language or detect_language(p)
-    if lang is None:
+    if lang is None and require_language:
         raise SourceError(f"{path}: unsupported language (extension '{p.suffix or '(none)'}'); "
                           "name it with --language")
     try:

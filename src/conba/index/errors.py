@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from conba.errors import ConbaError
 
-class CodeIndexError(RuntimeError):
+
+class CodeIndexError(ConbaError, RuntimeError):
     """Base class: something is wrong with the index or its input."""
 
 

@@ -6,10 +6,13 @@ reason (used for the "skipped N files" summary) and a one-line detail naming the
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import re
 from pathlib import Path
+
+from conba.errors import ConbaError
 
 DEFAULT_MAX_FILE_SIZE = 1_000_000  # bytes
 
@@ -31,7 +34,7 @@ GENERATED_MARKER = re.compile(
 MINIFIED_AVG_LINE = 250  # mean characters per line above which a file counts as minified
 
 
-class Skip(Exception):
+class Skip(ConbaError):
     """A file is not indexed. ``reason`` is short and countable; ``str(self)`` names the file."""
 
     def __init__(self, path: str | Path, reason: str, detail: str | None = None):
@@ -47,7 +50,10 @@ def is_excluded_dir(path: Path) -> bool:
         return True
     if name in EXCLUDED_DIRS:
         return True
-    return (path / "pyvenv.cfg").exists()
+    try:
+        return (path / "pyvenv.cfg").exists()
+    except OSError:  # cannot look inside: not excluded; the walker then finds it unreadable and counts it
+        return False
 
 
 def is_generated_name(path: str | Path) -> bool:
@@ -84,7 +90,7 @@ def read_source(path: str | Path, max_size: int = DEFAULT_MAX_FILE_SIZE) -> str:
     except PermissionError:
         raise Skip(path, "unreadable", "unreadable (permission denied)") from None
     except OSError as exc:
-        if exc.errno == 40:  # ELOOP
+        if exc.errno == errno.ELOOP:
             raise Skip(path, "symlink loop") from None
         raise Skip(path, "unreadable", f"unreadable ({exc.strerror or exc})") from None
     check_size(path, len(data), max_size)

@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from conba.data.records import DataError
+from conba.errors import ConfigError
 from conba.index import builder
 from conba.index import vectors as vec
 from conba.index.clones import candidate_pairs, clone_classes
@@ -45,6 +47,19 @@ from conba.utils.io import read_json, write_json_atomic
 __all__ = ["DEFAULT_INDEX_DIR", "INDEX_ENV", "Index", "default_index_dir"]
 DB_NAME, VECTORS_NAME, MANIFEST_NAME = "index.sqlite", "vectors.faiss", "manifest.json"
 FORMAT_VERSION = 1
+
+
+def failure_reason(exc: BaseException) -> str:
+    """One line saying why an indexing run failed (the error's own message names the file at fault)."""
+    from conba.errors import ConbaError
+
+    if isinstance(exc, ConbaError):
+        text = str(exc)
+    elif isinstance(exc, OSError) and exc.filename is not None:
+        text = f"{os.fsdecode(exc.filename)}: {exc.strerror or exc}"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    return " ".join(text.split())
 
 
 def _model_label(model: Any) -> str | None:
@@ -76,10 +91,13 @@ class Index:
         if rebuild:
             self._lock.acquire(wait=wait, on_wait=on_wait)
             self._wipe()
+        self._created = False  # this object made the folder: a first run that fails removes it again
+        self._failed = False
         if not (self.path / DB_NAME).exists():
             if not create:
                 raise CodeIndexError(f"{self.path}: no index here; build one with `conba index PATH "
                                      f"--index {self.path}`")
+            self._created = not self.path.exists()
             self.path.mkdir(parents=True, exist_ok=True)
         self.store = Store(self.path / DB_NAME)
         self._view = view
@@ -88,20 +106,41 @@ class Index:
             self._model.view = view
         self._model_name = _model_label(model)
         self._faiss: Any = None
-        if self._model is not None:
-            self._check_model(self._model)
-        elif model is not None:
-            _ = self.model  # load now, so a mismatch is reported before any work
+        try:
+            if self._model is not None:
+                self._check_model(self._model)
+            elif model is not None:
+                _ = self.model  # load now, so a mismatch is reported before any work
+        except BaseException:
+            self._remove_if_new()
+            raise
 
     # ------------------------------------------------------------------ lifecycle
     def _wipe(self) -> None:
         for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", VECTORS_NAME, MANIFEST_NAME):
             (self.path / name).unlink(missing_ok=True)
 
-    def close(self) -> None:
+    def _remove_if_new(self) -> None:
+        """Remove the folder again when this object created it and no run has completed in it."""
+        try:
+            new = self._created and self.store.get_meta("state") != "ready"
+        except sqlite3.Error:
+            new = self._created
+        self._created = False
+        self._close()
+        if new:
+            shutil.rmtree(self.path, ignore_errors=True)
+
+    def _close(self) -> None:
         self.store.close()
         while self._lock.held:
             self._lock.release()
+
+    def close(self) -> None:
+        if self._failed:
+            self._remove_if_new()
+        else:
+            self._close()
 
     def __enter__(self) -> Index:
         return self
@@ -177,6 +216,10 @@ class Index:
         self._lock.acquire(wait=self._wait, on_wait=self._on_wait)
         try:
             report = self._add(paths, model, max_file_size, batch_size, commit_every, show_progress)
+        except Exception as exc:
+            self._record_failure(exc)
+            self._failed = True  # close() removes a new folder in which no run has completed
+            raise
         finally:
             self._lock.release()
         report.seconds = time.perf_counter() - t0
@@ -193,12 +236,21 @@ class Index:
         except SourceError:
             self._db(self.store.set_meta, state=previous)  # scan wrote nothing
             raise
+        report.vectors_repaired = self._db(self.store.drop_corrupt_vectors)  # re-encoded just below
         self._db(builder.encode_missing, self.store, model, report, batch_size=batch_size,
                  commit_every=commit_every, show_progress=show_progress)
         report.units_reused = max(0, changed - report.units_encoded)
         self._finalize()
         report.units_total = len(self)
         return report
+
+    def _record_failure(self, exc: Exception) -> None:
+        """Note why a run failed, so readers say what to fix instead of "re-run `conba index`"."""
+        try:
+            if self.store.get_meta("state") == "building":
+                self.store.set_meta(failure=failure_reason(exc))
+        except sqlite3.Error:
+            pass  # the database itself is failing (disk full...): readers fall back to "interrupted"
 
     def _finalize(self) -> None:
         """Drop unused embeddings, then write the vector file and manifest atomically from SQLite."""
@@ -216,7 +268,7 @@ class Index:
             "vectors": VECTORS_NAME, "sha256": sha,
         }
         write_json_atomic(self.path / MANIFEST_NAME, manifest)
-        self._db(self.store.set_meta, state="ready")
+        self._db(self.store.set_meta, state="ready", failure=None)
         self._faiss = index
 
     # ------------------------------------------------------------------ reading
@@ -229,6 +281,10 @@ class Index:
             if pid is not None:
                 raise IndexBusyError(f"{self.path}: `conba index` (pid {pid}) is writing this index right now; "
                                      "try again when it has finished")
+            failure = self._db(self.store.get_meta, "failure")
+            if failure:
+                raise IncompleteIndexError(f"{self.path}: the last `conba index` run failed: {failure}; fix "
+                                           "that, then run `conba index` again")
             raise IncompleteIndexError(f"{self.path}: indexing was interrupted; re-run `conba index` "
                                        "to finish it")
         try:
@@ -255,9 +311,9 @@ class Index:
         from conba.data.records import normalize_language
 
         if k < 1:
-            raise ValueError("k must be >= 1")
+            raise ConfigError("k must be >= 1")
         if not code.strip():
-            raise ValueError("the query is empty")
+            raise DataError("the query is empty")
         language = normalize_language(language) if language else None
         index = self._vectors()
         if index.ntotal == 0:
@@ -280,7 +336,7 @@ class Index:
         """Clone classes: connected components of the kNN graph's edges with score >= threshold."""
         t = resolve_threshold(threshold, self.threshold)
         if neighbors < 1:
-            raise ValueError("neighbors must be >= 1")
+            raise ConfigError("neighbors must be >= 1")
         index = self._vectors()
         dim = int(self.manifest()["dim"])
         ids, embeddings = self._db(self.store.all_vectors, dim)

@@ -1,10 +1,11 @@
-"""One writer per index folder: an exclusive ``fcntl.flock`` on ``index.lock`` in the folder.
+"""One writer per index folder: an exclusive lock on ``index.lock`` in the folder (``filelock``).
 
 ``conba index`` (``Index.add``, ``--rebuild``) holds the lock while it writes; a second writer
 either fails at once with :class:`IndexBusyError` naming the holder's pid, or waits for it
-(``wait=True``). The lock belongs to the open file, so the kernel releases it when the holder
-exits, even after ``kill -9``: a stale lock file never blocks anyone. Readers do not take the
-lock; they only ask :func:`holder` to explain why an index is not ready.
+(``wait=True``). ``filelock`` takes an OS lock (``flock`` on POSIX, ``LockFileEx`` on Windows) that
+the kernel releases when the holder exits, even after ``kill -9``: a stale lock file never blocks
+anyone. The holder writes its pid into the lock file so that others can name it. Readers do not
+take the lock; they only ask :func:`holder` to explain why an index is not ready.
 """
 
 from __future__ import annotations
@@ -12,24 +13,33 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+
+from filelock import FileLock, Timeout
 
 from conba.index.errors import IndexBusyError
 
 LOCK_NAME = "index.lock"
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: no locking
-    fcntl = None  # type: ignore[assignment]
+WAIT_POLL_S = 0.5  # a waiting writer retries this often
 
 
-def _read_pid(fh: IO[str]) -> str:
+def _read_pid(path: Path) -> str:
     try:
-        fh.seek(0)
-        return fh.read().strip() or "?"
-    except OSError:
+        return path.read_text(encoding="utf-8").strip() or "?"
+    except (OSError, UnicodeDecodeError):
         return "?"
+
+
+def _write_pid(path: Path, pid: str) -> None:
+    # written through a second descriptor: filelock keeps its own, and the OS lock is advisory
+    with open(path, "r+", encoding="utf-8") as fh:
+        fh.truncate(0)
+        fh.write(pid)
+        fh.flush()
+
+
+def _new_lock(path: Path) -> FileLock:
+    # thread_local=False: a lock taken by one thread may be released by another (as the tests do)
+    return FileLock(str(path), thread_local=False)
 
 
 class IndexLock:
@@ -38,7 +48,7 @@ class IndexLock:
     def __init__(self, folder: str | os.PathLike):
         self.folder = Path(folder)
         self.path = self.folder / LOCK_NAME
-        self._fh: IO[str] | None = None
+        self._lock: FileLock | None = None
         self._depth = 0
 
     def acquire(self, wait: bool = False, on_wait: Callable[[str], None] | None = None) -> None:
@@ -47,45 +57,47 @@ class IndexLock:
         if self._depth:
             self._depth += 1
             return
-        if fcntl is None:  # pragma: no cover
-            self._depth = 1
-            return
         self.folder.mkdir(parents=True, exist_ok=True)
-        fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until release()
+        lock = _new_lock(self.path)
         try:
-            try:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                pid = _read_pid(fh)
-                if not wait:
-                    raise IndexBusyError(
-                        f"{self.folder}: another `conba index` (pid {pid}) is writing this index; wait for it "
-                        "to finish, pass --wait, or use another --index folder") from None
-                if on_wait is not None:
-                    on_wait(pid)
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-            fh.seek(0)
-            fh.truncate()
-            fh.write(f"{os.getpid()}\n")
-            fh.flush()
+            lock.acquire(blocking=False)
+        except Timeout:
+            pid = _read_pid(self.path)
+            if not wait:
+                raise IndexBusyError(
+                    f"{self.folder}: another `conba index` (pid {pid}) is writing this index; wait for it "
+                    "to finish, pass --wait, or use another --index folder") from None
+            if on_wait is not None:
+                on_wait(pid)
+            # finite timeouts in a loop: filelock refuses an endless wait on a path that another lock
+            # object of this thread holds (its deadlock guard), which is what a test's holder is
+            while True:
+                try:
+                    lock.acquire(timeout=WAIT_POLL_S)
+                    break
+                except Timeout:
+                    continue
+        try:
+            _write_pid(self.path, str(os.getpid()))
         except BaseException:
-            fh.close()
+            lock.release()
             raise
-        self._fh = fh
+        self._lock = lock
         self._depth = 1
 
     def release(self) -> None:
         if self._depth == 0:
             return
         self._depth -= 1
-        if self._depth or self._fh is None:
+        if self._depth or self._lock is None:
             return
         try:
-            self._fh.truncate(0)
-            fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
+            _write_pid(self.path, "")
+        except OSError:
+            pass  # the pid is only a hint for others
         finally:
-            self._fh.close()
-            self._fh = None
+            self._lock.release()
+            self._lock = None
 
     @property
     def held(self) -> bool:
@@ -102,16 +114,14 @@ class IndexLock:
 def holder(folder: str | os.PathLike) -> str | None:
     """The pid (as text) of the process writing ``folder`` right now, or None when nobody is."""
     path = Path(folder) / LOCK_NAME
-    if fcntl is None or not path.exists():
+    if not path.exists():
         return None
+    lock = _new_lock(path)
     try:
-        with open(path, encoding="utf-8") as fh:
-            try:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return _read_pid(fh)
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-    except OSError:
+        lock.acquire(blocking=False)
+    except Timeout:
+        return _read_pid(path)
+    except OSError:  # e.g. a read-only index folder: nobody can be writing it through this path
         return None
+    lock.release()
     return None
-

@@ -106,6 +106,7 @@ class AddReport:
     units_total: int = 0
     units_encoded: int = 0
     units_reused: int = 0
+    vectors_repaired: int = 0  # stored vectors that failed their checksum and were encoded again
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     seconds: float = 0.0
     view: str = "raw"              # the model's input view (conba.syntax.view)

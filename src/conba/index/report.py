@@ -6,6 +6,7 @@ import csv
 import json
 from typing import TextIO
 
+from conba.errors import ConfigError
 from conba.index.display import display_path
 from conba.index.records import CloneClass
 
@@ -44,4 +45,4 @@ def write_report(classes: list[CloneClass], out: TextIO, fmt: str = "jsonl", **h
 
         out.write(render_html(classes, **html_info))  # type: ignore[arg-type]
     else:
-        raise ValueError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
+        raise ConfigError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")

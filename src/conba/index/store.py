@@ -7,7 +7,10 @@ embedding is stored once per content hash (``INSERT OR IGNORE``), so re-runs nev
 
 from __future__ import annotations
 
+import os
+import re
 import sqlite3
+import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,9 +30,43 @@ CREATE TABLE IF NOT EXISTS units (
     kind TEXT NOT NULL, hash TEXT NOT NULL, code TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS units_file ON units(file);
 CREATE INDEX IF NOT EXISTS units_hash ON units(hash);
-CREATE TABLE IF NOT EXISTS vectors (hash TEXT PRIMARY KEY, vector BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS vectors (hash TEXT PRIMARY KEY, vector BLOB NOT NULL, crc INTEGER);
 """
 UNIT_COLUMNS = "id, file, qualname, language, start_line, end_line, kind, code"
+_ESCAPED_BYTE = re.compile(rb"\\x([89a-fA-F][0-9a-fA-F])")
+
+
+def db_path(path: str) -> str:
+    """A file path as stored (and shown): unchanged, except that bytes of a file name that are not
+    UTF-8 (which Python keeps as lone surrogates, and SQLite refuses) are written ``\\xNN``."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def fs_path(stored: str) -> str:
+    """The file system path of a stored path (the inverse of :func:`db_path`). A stored path whose
+    ``\\xNN`` escapes do not undo to invalid UTF-8 was never escaped and is returned unchanged."""
+    if "\\x" not in stored:
+        return stored
+    raw = _ESCAPED_BYTE.sub(lambda m: bytes([int(m.group(1), 16)]), stored.encode("utf-8"))
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return os.fsdecode(raw)
+    return stored
+
+
+def _crc(blob: bytes) -> int:
+    """The checksum stored with each vector (CRC-32: catches overwritten or truncated bytes)."""
+    return zlib.crc32(blob)
+
+
+def _plausible(blob: bytes) -> bool:
+    v = np.frombuffer(blob, dtype=np.float32) if len(blob) % 4 == 0 else np.empty(0, np.float32)
+    return bool(v.size) and bool(np.isfinite(v).all()) and abs(float(np.linalg.norm(v.astype(np.float64))) - 1.0) < 1e-3
 
 
 def _unit(row: tuple) -> Unit:
@@ -46,11 +83,26 @@ class Store:
             self.db = sqlite3.connect(str(self.path), isolation_level=None, timeout=30)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.create_function("conba_crc32", 1, _crc, deterministic=True)
             self.db.executescript(SCHEMA)
+            self._migrate()
         except sqlite3.DatabaseError as exc:
             raise CorruptIndexError(
                 f"{self.path}: index database is corrupted ({exc}); rebuild it with `conba index --rebuild`"
             ) from None
+
+    def _migrate(self) -> None:
+        """Indexes written before vector checksums have no ``crc`` column: add it and fill it from the
+        vectors as stored now, keeping the old index usable. Damage done before this point cannot be
+        told from a checksum, so a vector that is not finite and unit-length (every stored vector is
+        L2-normalised) gets none, counts as corrupt, and the next ``conba index`` re-encodes it."""
+        if "crc" in {row[1] for row in self.db.execute("PRAGMA table_info(vectors)")}:
+            return
+        with self.transaction() as db:
+            db.execute("ALTER TABLE vectors ADD COLUMN crc INTEGER")
+            rows = db.execute("SELECT hash, vector FROM vectors").fetchall()
+            db.executemany("UPDATE vectors SET crc = ? WHERE hash = ?",
+                           [(_crc(blob) if _plausible(blob) else None, h) for h, blob in rows])
 
     def close(self) -> None:
         self.db.close()
@@ -83,9 +135,11 @@ class Store:
         return {p: (s, m) for p, s, m in self.db.execute("SELECT path, size, mtime_ns FROM files")}
 
     def replace_files(self, items: list[tuple[str, str, int, int, list[Unit]]]) -> None:
-        """Atomically replace everything stored for some files: (path, language, size, mtime_ns, units)."""
+        """Atomically replace everything stored for some files: (path, language, size, mtime_ns, units).
+        Paths are stored as :func:`db_path` gives them (``file_states`` returns them so)."""
         with self.transaction() as db:
             for path, language, size, mtime_ns, units in items:
+                path = db_path(path)
                 db.execute("DELETE FROM units WHERE file = ?", (path,))
                 db.execute("INSERT OR REPLACE INTO files(path, language, size, mtime_ns) VALUES (?, ?, ?, ?)",
                            (path, language, size, mtime_ns))
@@ -147,8 +201,14 @@ class Store:
     def add_vectors(self, hashes: list[str], vectors: np.ndarray) -> None:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         with self.transaction() as db:
-            db.executemany("INSERT OR IGNORE INTO vectors(hash, vector) VALUES (?, ?)",
-                           [(h, v.tobytes()) for h, v in zip(hashes, vectors)])
+            db.executemany("INSERT OR IGNORE INTO vectors(hash, vector, crc) VALUES (?, ?, ?)",
+                           [(h, v.tobytes(), _crc(v.tobytes())) for h, v in zip(hashes, vectors)])
+
+    def drop_corrupt_vectors(self) -> int:
+        """Delete the vectors that fail their checksum (so they are encoded again). Returns how many."""
+        with self.transaction() as db:
+            cur = db.execute("DELETE FROM vectors WHERE crc IS NULL OR crc != conba_crc32(vector)")
+            return cur.rowcount
 
     def drop_orphan_vectors(self) -> int:
         with self.transaction() as db:
@@ -158,10 +218,15 @@ class Store:
     def all_vectors(self, dim: int) -> tuple[np.ndarray, np.ndarray]:
         """(unit ids int64 (n,), vectors float32 (n, dim)) of every unit that has an embedding."""
         rows = self.db.execute(
-            "SELECT u.id, v.vector FROM units u JOIN vectors v ON u.hash = v.hash ORDER BY u.id").fetchall()
+            "SELECT u.id, v.vector, v.crc FROM units u JOIN vectors v ON u.hash = v.hash ORDER BY u.id").fetchall()
+        bad = sum(crc is None or _crc(blob) != crc for _, blob, crc in rows)
+        if bad:
+            raise CorruptIndexError(
+                f"{self.path}: {bad} stored vector(s) fail their checksum (the database file was damaged); "
+                "run `conba index` on the same paths again to re-encode them, or `conba index --rebuild`")
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         vecs = np.empty((len(rows), dim), dtype=np.float32)
-        for i, (_, blob) in enumerate(rows):
+        for i, (_, blob, _) in enumerate(rows):
             v = np.frombuffer(blob, dtype=np.float32)
             if v.shape[0] != dim:
                 raise CorruptIndexError(f"{self.path}: stored vector of size {v.shape[0]} != {dim}; "

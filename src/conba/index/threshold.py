@@ -6,6 +6,8 @@ to :data:`DEFAULT_THRESHOLD` (cosine similarity 0.80).
 
 from __future__ import annotations
 
+from conba.errors import ConfigError
+
 DEFAULT_THRESHOLD = 0.80
 
 
@@ -16,7 +18,7 @@ def resolve_threshold(value: str | float | None, model_threshold: float | None) 
     try:
         t = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"threshold must be a number in [-1, 1] or 'auto', got {value!r}") from None
+        raise ConfigError(f"threshold must be a number in [-1, 1] or 'auto', got {value!r}") from None
     if not -1.0 <= t <= 1.0:
-        raise ValueError(f"threshold must be a number in [-1, 1] or 'auto', got {value!r}")
+        raise ConfigError(f"threshold must be a number in [-1, 1] or 'auto', got {value!r}")
     return t

@@ -6,6 +6,7 @@ looks at names, sizes and links so that unchanged files are never opened.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -40,7 +41,14 @@ class _Ignores:
         self.specs = specs
 
     def enter(self, directory: Path) -> _Ignores:
+        """Raises OSError when ``directory`` cannot be searched (the walker then skips it)."""
         gi = directory / ".gitignore"
+        try:
+            os.stat(gi)
+        except OSError as exc:
+            if exc.errno in (errno.EACCES, errno.EPERM):
+                raise  # the folder itself cannot be searched
+            return self  # no .gitignore (or a broken / looping link to one)
         if not gi.is_file():
             return self
         try:
@@ -91,7 +99,7 @@ def _candidate(path: Path, explicit: bool, max_size: int) -> Candidate:
     except PermissionError:
         raise Skip(path, "unreadable", "unreadable (permission denied)") from None
     except OSError as exc:
-        if exc.errno == 40:
+        if exc.errno == errno.ELOOP:
             raise Skip(path, "symlink loop") from None
         raise Skip(path, "unreadable", f"unreadable ({exc.strerror or exc})") from None
     check_size(path, st.st_size, max_size)
@@ -111,7 +119,7 @@ def discover(paths: Iterable[str | os.PathLike], max_size: int = DEFAULT_MAX_FIL
         try:
             is_dir = path.is_dir()
         except OSError as exc:
-            raise SourceError(f"{raw}: {'symlink loop' if exc.errno == 40 else exc.strerror}") from None
+            raise SourceError(f"{raw}: {'symlink loop' if exc.errno == errno.ELOOP else exc.strerror}") from None
         if is_dir:
             out.roots.append(str(path))
             _walk(path, _parent_ignores(path), out, max_size, excluded, seen)
@@ -146,14 +154,11 @@ def _walk(root: Path, ignores: _Ignores, out: Discovery, max_size: int, excluded
             continue
         if real in excluded:
             continue
-        ign = ign.enter(directory)
-        try:
+        try:  # an unreadable directory (no r or x permission...) is skipped and counted, like a file
+            ign = ign.enter(directory)
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except PermissionError:
-            out.skipped.append((str(directory), "unreadable"))
-            continue
         except OSError as exc:
-            out.skipped.append((str(directory), "symlink loop" if exc.errno == 40 else "unreadable"))
+            out.skipped.append((str(directory), "symlink loop" if exc.errno == errno.ELOOP else "unreadable"))
             continue
         subdirs: list[Path] = []
         for entry in entries:
@@ -178,7 +183,7 @@ def _walk(root: Path, ignores: _Ignores, out: Discovery, max_size: int, excluded
                         os.stat(path)
                         reason = "not a regular file"
                     except OSError as exc:
-                        reason = "symlink loop" if exc.errno == 40 else "broken symlink"
+                        reason = "symlink loop" if exc.errno == errno.ELOOP else "broken symlink"
                     out.skipped.append((str(path), reason))
                 continue
             if entry.name.startswith("."):

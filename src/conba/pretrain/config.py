@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from conba.errors import ConfigError
 from conba.utils.config_keys import JsonConfig
 
 OBJECTIVES = ("mlm", "rtd", "both")
@@ -39,23 +40,23 @@ class PretrainConfig(JsonConfig):
 
     def validate(self) -> PretrainConfig:
         if not self.data:
-            raise ValueError("no pretraining data given (a folder of code files or a JSONL file)")
+            raise ConfigError("no pretraining data given (a folder of code files or a JSONL file)")
         if self.objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got '{self.objective}'")
+            raise ConfigError(f"objective must be one of {', '.join(OBJECTIVES)}, got '{self.objective}'")
         if self.steps < 1 or self.batch_size < 1:
-            raise ValueError("steps and batch_size must be >= 1")
+            raise ConfigError("steps and batch_size must be >= 1")
         if self.max_length < 8:
-            raise ValueError(f"max_length must be >= 8, got {self.max_length}")
+            raise ConfigError(f"max_length must be >= 8, got {self.max_length}")
         if not 0.0 < self.mask_prob < 1.0:
-            raise ValueError(f"mask_prob must be in (0, 1), got {self.mask_prob}")
+            raise ConfigError(f"mask_prob must be in (0, 1), got {self.mask_prob}")
         if self.mask_token_prob < 0 or self.random_token_prob < 0 or self.mask_token_prob + self.random_token_prob > 1:
-            raise ValueError("mask_token_prob and random_token_prob must be >= 0 and add up to at most 1")
+            raise ConfigError("mask_token_prob and random_token_prob must be >= 0 and add up to at most 1")
         if not 0.0 < self.generator_size <= 1.0 or self.generator_layers < 0:
-            raise ValueError("generator_size must be in (0, 1] and generator_layers >= 0")
+            raise ConfigError("generator_size must be in (0, 1] and generator_layers >= 0")
         if self.lr <= 0 or not 0.0 <= self.warmup < 1.0 or self.rtd_weight < 0 or self.mlm_weight < 0:
-            raise ValueError("lr must be > 0, warmup in [0, 1), rtd_weight and mlm_weight >= 0")
+            raise ConfigError("lr must be > 0, warmup in [0, 1), rtd_weight and mlm_weight >= 0")
         if self.max_chunks_per_file < 0 or self.checkpoint_every < 0:
-            raise ValueError("max_chunks_per_file and checkpoint_every must be >= 0")
+            raise ConfigError("max_chunks_per_file and checkpoint_every must be >= 0")
         return self
 
     def run_signature(self) -> dict:

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conba.data.records import DataError
+
 MIN_WINDOW = 4  # windows with fewer real tokens are dropped
 
 
 def _jsonl_codes(path: Path) -> list[str]:
-    from conba.data import DataError, load_records
+    from conba.data import load_records
     from conba.data.records import iter_json_lines
 
     try:
@@ -25,7 +27,7 @@ def _jsonl_codes(path: Path) -> list[str]:
     codes = []
     for lineno, obj in iter_json_lines(path):
         if not isinstance(obj.get("code"), str):
-            raise ValueError(f"{path}:{lineno}: expected an object with a string field 'code'")
+            raise DataError(f"{path}:{lineno}: expected an object with a string field 'code'")
         codes.append(obj["code"])
     return codes
 
@@ -37,7 +39,7 @@ def _folder_codes(path: Path) -> list[str]:
     try:
         found = discover([path])
     except SourceError as exc:
-        raise ValueError(str(exc)) from None
+        raise DataError(str(exc)) from None
     codes = []
     for cand in sorted(found.files, key=lambda c: c.path):
         raw = Path(cand.path).read_bytes()
@@ -57,7 +59,7 @@ def read_texts(paths: list[str]) -> list[str]:
         texts += _folder_codes(path) if path.is_dir() else _jsonl_codes(path)
     texts = [t for t in texts if t.strip()]
     if not texts:
-        raise ValueError(f"no code found in {', '.join(paths)}")
+        raise DataError(f"no code found in {', '.join(paths)}")
     return texts
 
 
@@ -76,5 +78,5 @@ def windows(texts: list[str], tokenizer, max_length: int, max_chunks: int = 0) -
                 chunks = chunks[:max_chunks]
             out += [head + c + tail for c in chunks if len(c) >= MIN_WINDOW]
     if not out:
-        raise ValueError(f"no window of at least {MIN_WINDOW} tokens in the pretraining data")
+        raise DataError(f"no window of at least {MIN_WINDOW} tokens in the pretraining data")
     return out

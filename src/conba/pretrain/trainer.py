@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from conba.errors import UsageError
 from conba.pretrain.config import CONFIG_NAME, PretrainConfig
 from conba.pretrain.corpus import read_texts, windows
 from conba.pretrain.masking import mask_tokens, replaced_token_labels, special_tokens_mask
@@ -177,7 +178,7 @@ class Pretrainer:
             return 0
         state = read_json(self.ck_dir / "state.json")
         if state.get("signature") != self.cfg.run_signature():
-            raise RuntimeError(f"{self.ck_dir}: checkpoint was made with different settings; use --restart "
+            raise UsageError(f"{self.ck_dir}: checkpoint was made with different settings; use --restart "
                                "to discard it or another --out")
         tensors = load_file(str(self.ck_dir / "weights.safetensors"))
         for name, module in self._modules().items():
@@ -195,7 +196,7 @@ class Pretrainer:
         cfg = self.cfg
         if self.out.is_dir() and any(self.out.iterdir()) and not (
                 self.ck_dir.exists() or (self.out / CONFIG_NAME).exists()):
-            raise RuntimeError(f"{self.out}: folder exists and is not a pretraining run; choose another --out")
+            raise UsageError(f"{self.out}: folder exists and is not a pretraining run; choose another --out")
         if restart:
             shutil.rmtree(self.ck_dir, ignore_errors=True)
             (self.out / RESULT_NAME).unlink(missing_ok=True)
@@ -204,7 +205,7 @@ class Pretrainer:
             if done.get("signature") == cfg.run_signature():
                 self.log(f"{self.out}: already finished ({done.get('steps')} steps); --restart to train again")
                 return self.out
-            raise RuntimeError(f"{self.out}: holds a finished run with other settings; use --restart or another --out")
+            raise UsageError(f"{self.out}: holds a finished run with other settings; use --restart or another --out")
         self.out.mkdir(parents=True, exist_ok=True)
         cfg.save(self.out / CONFIG_NAME)
         start = self._load_checkpoint()

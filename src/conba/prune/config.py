@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from conba.errors import ConfigError
 from conba.utils.config_keys import known_keys
 from conba.utils.io import read_json, write_json_atomic
 
@@ -37,22 +38,22 @@ class PruneConfig:
 
     def validate(self) -> PruneConfig:
         if not self.layers:
-            raise ValueError("SDTP needs at least one pruning layer")
+            raise ConfigError("SDTP needs at least one pruning layer")
         if sorted(set(self.layers)) != list(self.layers):
-            raise ValueError(f"pruning layers must be strictly increasing, got {self.layers}")
+            raise ConfigError(f"pruning layers must be strictly increasing, got {self.layers}")
         if self.layers[0] < 0 or self.layers[-1] >= self.num_layers:
-            raise ValueError(f"pruning layers must be in 0..{self.num_layers - 1} (tokens are dropped before "
+            raise ConfigError(f"pruning layers must be in 0..{self.num_layers - 1} (tokens are dropped before "
                              f"that layer runs), got {self.layers}")
         if not 0.0 < self.keep_ratio <= 1.0:
-            raise ValueError(f"keep_ratio must be in (0, 1], got {self.keep_ratio}")
+            raise ConfigError(f"keep_ratio must be in (0, 1], got {self.keep_ratio}")
         if self.keep_first < 0:
-            raise ValueError(f"keep_first must be >= 0, got {self.keep_first}")
+            raise ConfigError(f"keep_first must be >= 0, got {self.keep_first}")
         if not 0.0 <= self.keep_tail < 1.0:
-            raise ValueError(f"keep_tail must be in [0, 1), got {self.keep_tail}")
+            raise ConfigError(f"keep_tail must be in [0, 1), got {self.keep_tail}")
         if self.dim < 1 or self.hidden_ratio < 1 or self.dim // self.hidden_ratio < 1:
-            raise ValueError(f"bad scorer width: dim {self.dim}, hidden_ratio {self.hidden_ratio}")
+            raise ConfigError(f"bad scorer width: dim {self.dim}, hidden_ratio {self.hidden_ratio}")
         if self.tau <= 0:
-            raise ValueError(f"tau must be > 0, got {self.tau}")
+            raise ConfigError(f"tau must be > 0, got {self.tau}")
         return self
 
     def to_dict(self) -> dict:
@@ -93,12 +94,12 @@ def parse_layers(text: str) -> list[int]:
             if "-" in part:
                 lo, hi = (int(x) for x in part.split("-", 1))
                 if hi < lo:
-                    raise ValueError
+                    raise ConfigError
                 out.update(range(lo, hi + 1))
             else:
                 out.add(int(part))
         except ValueError:
-            raise ValueError(f"bad layer list {text!r}: '{part}' is not a layer number or range") from None
+            raise ConfigError(f"bad layer list {text!r}: '{part}' is not a layer number or range") from None
     if not out:
-        raise ValueError("empty layer list")
+        raise ConfigError("empty layer list")
     return sorted(out)

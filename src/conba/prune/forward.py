@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from conba.encoder.backbone import extended_mask
+from conba.errors import ConfigError
 from conba.prune.mask import gather_tokens, gumbel_keep, hard_keep_indices, protected_tokens, soft_attention_mask
 from conba.prune.scorer import PruneModule, keep_score
 
@@ -32,7 +33,7 @@ def supports_own_loop(backbone) -> bool:
 
 def require_own_loop(backbone, what: str) -> None:
     if not supports_own_loop(backbone):
-        raise ValueError(f"{what} supports BERT/RoBERTa-family backbones ({', '.join(OWN_LOOP_MODEL_TYPES)}), "
+        raise ConfigError(f"{what} supports BERT/RoBERTa-family backbones ({', '.join(OWN_LOOP_MODEL_TYPES)}), "
                          f"not model type {getattr(backbone.model.config, 'model_type', '?')!r}")
 
 

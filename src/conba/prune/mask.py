@@ -8,8 +8,6 @@ wherever the mask is 0), positions are counted among the real tokens of the row.
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 
@@ -90,10 +88,3 @@ def soft_attention_mask(weights: torch.Tensor, dtype: torch.dtype) -> torch.Tens
     logw = torch.where(weights > 0, logw, torch.full_like(logw, torch.finfo(dtype).min))
     return logw[:, None, None, :].to(dtype)
 
-
-def expected_keep(n_tokens: int, keep_ratio: float, stages: int) -> int:
-    """Rough token count after ``stages`` rounds (no protected floor); for messages and docs."""
-    n = n_tokens
-    for _ in range(stages):
-        n = min(n, math.ceil(n * keep_ratio - _EPS))
-    return n

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from conba.engine.batching import pad_batch, pad_token_id, tokenize_ids
+from conba.errors import ConfigError
 from conba.train.losses import in_batch_loss
 
 SALIENCY_MODES = ("abs", "signed", "neg")
@@ -33,10 +34,10 @@ class SaliencyHooks:
 
     def __init__(self, backbone, layers: Sequence[int]):
         if not layers:
-            raise ValueError("no layers to hook")
+            raise ConfigError("no layers to hook")
         self.layers = sorted(set(int(p) for p in layers))
         if self.layers[0] < 0 or self.layers[-1] >= len(backbone.layers):
-            raise ValueError(f"layers must be in 0..{len(backbone.layers) - 1}, got {self.layers}")
+            raise ConfigError(f"layers must be in 0..{len(backbone.layers) - 1}, got {self.layers}")
         self.backbone = backbone
         self.states: dict[int, torch.Tensor] = {}
         self.grads: dict[int, torch.Tensor] = {}
@@ -92,7 +93,7 @@ def importance(saliency: torch.Tensor, mode: str = "abs") -> torch.Tensor:
         return saliency
     if mode == "neg":
         return -saliency
-    raise ValueError(f"unknown saliency mode {mode!r} ({', '.join(SALIENCY_MODES)})")
+    raise ConfigError(f"unknown saliency mode {mode!r} ({', '.join(SALIENCY_MODES)})")
 
 
 def batch_saliency(model, codes: Sequence[str], languages: Sequence[str], groups: Sequence[int],

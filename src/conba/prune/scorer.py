@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from conba.errors import ConfigError, FormatError
 from conba.prune.config import PruneConfig
 
 WEIGHTS_NAME = "prune.safetensors"
@@ -79,7 +80,7 @@ def load_pruner(directory: str | Path) -> PruneModule:
         state = load_file(str(weights))
         pruner.load_state_dict(state, strict=True)
     except Exception as exc:  # safetensors has its own error types
-        raise ValueError(f"{weights}: corrupt or does not match {directory / 'prune_config.json'} "
+        raise FormatError(f"{weights}: corrupt or does not match {directory / 'prune_config.json'} "
                          f"({' '.join(str(exc).split())[:200]})") from None
     pruner.eval()
     return pruner
@@ -95,7 +96,7 @@ def retarget_pruner(pruner: PruneModule, keep_ratio: float | None = None,
     if layers is not None:
         missing = sorted(set(layers) - set(pruner.config.layers))
         if missing:
-            raise ValueError(f"no trained scorer for layer(s) {missing}: this pruner has layers "
+            raise ConfigError(f"no trained scorer for layer(s) {missing}: this pruner has layers "
                              f"{pruner.config.layers} (train one with `conba prune train --layers ...`)")
         data["layers"] = sorted(set(layers))
     history = list(data["info"].get("retargeted", []))

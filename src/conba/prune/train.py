@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from conba.engine.batching import pad_batch, pad_token_id
+from conba.errors import ConfigError
 from conba.prune.checkpoint import load_checkpoint, save_checkpoint
 from conba.prune.config import PruneConfig
 from conba.prune.forward import embed_input, hard_mask, require_own_loop, run_layer, soft_states, weighted_mean
@@ -94,7 +95,7 @@ def saliency_pass(model, records, batches, cfg: PruneTrainConfig, layers: list[i
                 store.save(path)
             break
         if src != path:
-            raise ValueError(f"{src}: its saliency pass used other settings or layers {old.layers}; "
+            raise ConfigError(f"{src}: its saliency pass used other settings or layers {old.layers}; "
                              f"cannot reuse it for layers {layers}")
     from tqdm.auto import tqdm
 

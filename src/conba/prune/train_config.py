@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from conba.errors import ConfigError
 from conba.utils.config_keys import JsonConfig
 
 DEFAULT_TRAIN = ["../shared/data/atcoder_train.jsonl", "../shared/data/mbxp_train.jsonl"]
@@ -24,10 +25,10 @@ def default_layers(num_layers: int) -> list[int]:
 
     6 layers (MiniLM) -> [3, 4, 5]; 12 (BERT-base, CodeBERT) -> [6, ..., 11]. On the shipped MiniLM model,
     at the same remaining work, pruning late cost far less MAP@R than pruning early: [3, 4, 5] at keep
-    ratio 0.6 lost 4.5 points where [1..5] at 0.85 lost 10 (docs/drafts/speed.md).
+    ratio 0.6 lost 4.5 points where [1..5] at 0.85 lost 10 (docs/BENCHMARKS.md, SDTP schedule sweep).
     """
     if num_layers < 2:
-        raise ValueError(f"SDTP needs a backbone with at least 2 layers, got {num_layers}")
+        raise ConfigError(f"SDTP needs a backbone with at least 2 layers, got {num_layers}")
     return list(range(num_layers // 2, num_layers))
 
 
@@ -60,30 +61,30 @@ class PruneTrainConfig(JsonConfig):
 
     def validate(self) -> PruneTrainConfig:
         if not self.out:
-            raise ValueError("an output folder (--out) is required")
+            raise ConfigError("an output folder (--out) is required")
         if not self.train:
-            raise ValueError("no training files")
+            raise ConfigError("no training files")
         if not 0.0 < self.keep_ratio <= 1.0:
-            raise ValueError(f"keep_ratio must be in (0, 1], got {self.keep_ratio}")
+            raise ConfigError(f"keep_ratio must be in (0, 1], got {self.keep_ratio}")
         if self.keep_first < 0 or not 0.0 <= self.keep_tail < 1.0:
-            raise ValueError(f"keep_first must be >= 0 and keep_tail in [0, 1), "
+            raise ConfigError(f"keep_first must be >= 0 and keep_tail in [0, 1), "
                              f"got {self.keep_first}, {self.keep_tail}")
         if self.limit < 2 * self.per_group:
-            raise ValueError(f"limit must be >= {2 * self.per_group} snippets, got {self.limit}")
+            raise ConfigError(f"limit must be >= {2 * self.per_group} snippets, got {self.limit}")
         if self.groups_per_batch < 2 or self.per_group < 2:
-            raise ValueError("groups_per_batch and per_group must both be >= 2")
+            raise ConfigError("groups_per_batch and per_group must both be >= 2")
         if self.epochs < 0:
-            raise ValueError(f"epochs must be >= 0, got {self.epochs}")
+            raise ConfigError(f"epochs must be >= 0, got {self.epochs}")
         if self.lr <= 0:
-            raise ValueError(f"lr must be > 0, got {self.lr}")
+            raise ConfigError(f"lr must be > 0, got {self.lr}")
         if self.temperature < 0:
-            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+            raise ConfigError(f"temperature must be >= 0, got {self.temperature}")
         if self.loss not in ("supcon", "simclr"):
-            raise ValueError(f"unknown loss {self.loss!r} (supcon, simclr)")
+            raise ConfigError(f"unknown loss {self.loss!r} (supcon, simclr)")
         if self.saliency not in ("abs", "signed", "neg"):
-            raise ValueError(f"unknown saliency mode {self.saliency!r} (abs, signed, neg)")
+            raise ConfigError(f"unknown saliency mode {self.saliency!r} (abs, signed, neg)")
         if min(self.w_task, self.w_mse, self.w_rank, self.w_distill) < 0:
-            raise ValueError("loss weights must be >= 0")
+            raise ConfigError("loss weights must be >= 0")
         return self
 
     def saliency_key(self) -> str:

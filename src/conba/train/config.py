@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
+from conba.errors import ConfigError
+
 TUNE_MODES = ("none", "top-k", "full")
 LOSSES = ("supcon", "simclr")
 
@@ -49,21 +51,21 @@ class TrainConfig:
 
     def validate(self) -> TrainConfig:
         if not self.train:
-            raise ValueError("no training data given")
+            raise ConfigError("no training data given")
         if self.tune not in TUNE_MODES:
-            raise ValueError(f"tune must be one of {TUNE_MODES}, got '{self.tune}'")
+            raise ConfigError(f"tune must be one of {TUNE_MODES}, got '{self.tune}'")
         if self.loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got '{self.loss}'")
+            raise ConfigError(f"loss must be one of {LOSSES}, got '{self.loss}'")
         if self.temperature <= 0:
-            raise ValueError("temperature must be > 0")
+            raise ConfigError("temperature must be > 0")
         if self.epochs < 1:
-            raise ValueError("epochs must be >= 1")
+            raise ConfigError("epochs must be >= 1")
         if self.groups_per_batch < 2 or self.per_group < 2:
-            raise ValueError("groups_per_batch (P) and per_group (K) must be >= 2")
+            raise ConfigError("groups_per_batch (P) and per_group (K) must be >= 2")
         if self.time_budget < 0 or self.warmup_steps < 0:
-            raise ValueError("time_budget and warmup_steps must be >= 0")
+            raise ConfigError("time_budget and warmup_steps must be >= 0")
         if self.save_dtype not in ("float32", "float16"):
-            raise ValueError("save_dtype must be float32 or float16")
+            raise ConfigError("save_dtype must be float32 or float16")
         from conba.syntax.view import check_view
 
         check_view(self.view)

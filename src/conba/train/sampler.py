@@ -8,6 +8,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from conba.data.records import DataError
+from conba.errors import ConfigError
+
 
 class GroupBatchSampler:
     """Yields lists of record indices. Only groups with ≥ 2 snippets are used.
@@ -19,14 +22,14 @@ class GroupBatchSampler:
     def __init__(self, groups: Sequence[str], languages: Sequence[str], p: int = 16, k: int = 4,
                  seed: int = 0, neighbours: dict[str, list[str]] | None = None):
         if p < 2 or k < 2:
-            raise ValueError("P and K must both be >= 2")
+            raise ConfigError("P and K must both be >= 2")
         self.p, self.k, self.seed = p, k, seed
         by_group: dict[str, list[int]] = defaultdict(list)
         for i, g in enumerate(groups):
             by_group[g].append(i)
         self.members = {g: idx for g, idx in by_group.items() if len(idx) >= 2}
         if len(self.members) < 2:
-            raise ValueError("training needs at least 2 groups with 2 or more snippets each")
+            raise DataError("training needs at least 2 groups with 2 or more snippets each")
         self.languages = list(languages)
         self.neighbours = neighbours or {}
         n = sum(len(v) for v in self.members.values())

@@ -20,6 +20,7 @@ import torch
 
 from conba.data import CodeRecord, load_many
 from conba.encoder.backbone import BackboneConfig
+from conba.errors import UsageError
 from conba.eval.metrics import cross_language_retrieval, embedding_similarity
 from conba.eval.pairs import balanced_pairs, calibrate_threshold
 from conba.heads import HeadConfig
@@ -178,7 +179,7 @@ class Trainer:
             return None
         state = read_json(ck / "state.json")
         if state.get("signature") != self.cfg.run_signature():
-            raise RuntimeError(f"{ck}: checkpoint was made with different settings; use --restart "
+            raise UsageError(f"{ck}: checkpoint was made with different settings; use --restart "
                                "to discard it or another --out")
         tensors = load_file(str(ck / "trainable.safetensors"))
         params = dict(self.model.named_parameters())
@@ -205,7 +206,7 @@ class Trainer:
         cfg = self.cfg
         if self.out.is_dir() and any(self.out.iterdir()) and not (self.run_dir.exists()
                                                                    or (self.out / "conba_config.json").exists()):
-            raise RuntimeError(f"{self.out}: folder exists and is not a conba model or run; choose another --out")
+            raise UsageError(f"{self.out}: folder exists and is not a conba model or run; choose another --out")
         if restart:
             shutil.rmtree(self.run_dir, ignore_errors=True)
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -329,7 +330,7 @@ def resolve_device(name: str) -> torch.device:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(name)
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError(f"device '{name}' requested but CUDA is not available; use --device cpu")
+        raise UsageError(f"device '{name}' requested but CUDA is not available; use --device cpu")
     return device
 
 

@@ -7,6 +7,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
+from conba.errors import ConfigError
 from conba.utils.io import read_json, write_json_atomic
 
 
@@ -16,7 +17,7 @@ def known_keys(cls: type, data: Mapping[str, Any], what: str) -> dict[str, Any]:
     Raises ValueError("unknown {what} keys: [...]") naming the unexpected keys."""
     unknown = set(data) - {f.name for f in fields(cls)}
     if unknown:
-        raise ValueError(f"unknown {what} keys: {sorted(unknown)}")
+        raise ConfigError(f"unknown {what} keys: {sorted(unknown)}")
     return dict(data)
 
 

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from conba.errors import FormatError
+
 
 def atomic_write(path: str | Path, write: Callable[[Path], None]) -> None:
     """Call ``write(tmp_path)`` then rename the temporary file over ``path`` atomically."""
@@ -43,4 +45,4 @@ def read_json(path: str | Path) -> Any:
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: file not found") from None
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+        raise FormatError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None

@@ -22,6 +22,7 @@ import hashlib
 import random
 from dataclasses import dataclass
 
+from conba.errors import ConfigError
 from conba.experiments.perturb.delete import delete
 from conba.experiments.perturb.insert import insert
 from conba.experiments.perturb.rename import rename
@@ -61,11 +62,11 @@ def _rng(code: str, language: str, kind: str, level: float, seed: int) -> random
 def perturb(code: str, language: str, kind: str, level: float, seed: int = 0) -> PerturbResult:
     """Apply perturbation ``kind`` at level ``level`` (0..1) to ``code`` written in ``language``."""
     if kind not in PERTURBATIONS:
-        raise ValueError(f"unknown perturbation '{kind}' (choose from {', '.join(PERTURBATIONS)})")
+        raise ConfigError(f"unknown perturbation '{kind}' (choose from {', '.join(PERTURBATIONS)})")
     if not isinstance(code, str):
         raise TypeError("code must be a string")
     if not 0.0 <= float(level) <= 1.0:
-        raise ValueError(f"level must be between 0 and 1, got {level}")
+        raise ConfigError(f"level must be between 0 and 1, got {level}")
     parsed = parse(code, language)
     spec = spec_for(language)
     if level == 0:
