@@ -2,7 +2,7 @@
 
 A saved model is a folder::
 
-    conba_config.json        backbone config, head kind, threshold, fingerprint, training info
+    conba_config.json        backbone config, head kind, thresholds, fingerprint, training info
     head/                    head_config.json + head.safetensors
     backbone/                full Hugging Face folder (safetensors + tokenizer), or
     backbone_delta.safetensors   only the tensors that differ from an always-available base model
@@ -56,7 +56,8 @@ class ConbaModel(nn.Module):
         super().__init__()
         self.backbone = backbone
         self.head = head
-        self.threshold = threshold
+        self.threshold = threshold  # best F1 on balanced dev pairs (training)
+        self.clone_threshold: dict | None = None  # {"value", "precision", "recall", ...}: `conba calibrate`
         self.info: dict = dict(info or {})
         self.pruner: nn.Module | None = None  # SDTP token scorers (conba.prune), saved in prune/
         self.use_pruning = True  # encode() prunes when a pruner is attached; load_model(prune=False) turns it off
@@ -264,6 +265,7 @@ class ConbaModel(nn.Module):
             "backbone_storage": storage,
             "dtype": dtype,
             "threshold": self.threshold,
+            **({"clone_threshold": self.clone_threshold} if self.clone_threshold else {}),
             "fingerprint": self.fingerprint(),
             "info": self.info,
         }
@@ -313,6 +315,11 @@ class ConbaModel(nn.Module):
         backbone = Backbone(bcfg, tokenizer=tokenizer, model=hf)
         head = load_head(directory / "head")
         model = cls(backbone, head, threshold=config.get("threshold"), info=config.get("info"))
+        calibrated = model.clone_threshold = config.get("clone_threshold")
+        if calibrated is not None and not (isinstance(calibrated, dict)
+                                           and isinstance(calibrated.get("value"), (int, float))):
+            raise ModelError(f"{cfg_path}: 'clone_threshold' must be an object with a numeric 'value'; "
+                             "re-run `conba calibrate --write`")
         if (directory / "prune").is_dir():
             from conba.prune.scorer import load_pruner
 
