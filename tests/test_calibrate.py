@@ -63,6 +63,15 @@ def model_copy(tiny_model, tmp_path):
 
 
 def test_calibrate_prints_and_writes_the_threshold(dev, model_copy, tmp_path):
+    from conba.index import Index
+    from conba.model import load_model
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.py").write_text(CODES["gcd"])
+    with Index(tmp_path / "idx", model=model_copy) as idx:  # an index made before the calibration
+        idx.add([src])
+        assert idx.threshold is None
     res = CliRunner().invoke(cli, ["calibrate", str(dev), "-m", model_copy, "--precision", "0.9"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
@@ -78,18 +87,12 @@ def test_calibrate_prints_and_writes_the_threshold(dev, model_copy, tmp_path):
     assert {k: stored[k] for k in ("value", "precision", "recall", "calibrated_on")} == {
         k: out[k] for k in ("value", "precision", "recall", "calibrated_on")}
 
-    from conba.index import Index
-    from conba.model import load_model
-
     assert load_model(model_copy).clone_threshold["value"] == out["value"]
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "a.py").write_text(CODES["gcd"])
-    with Index(tmp_path / "idx", model=model_copy) as idx:
+    res = CliRunner().invoke(cli, ["clones", "--index", str(tmp_path / "idx"), "-m", model_copy])
+    assert f"at threshold {out['value']:.3f}" in res.stderr  # the index took the model's new threshold
+    with Index(tmp_path / "idx2", model=model_copy) as idx:  # a new index stores it at creation
         idx.add([src])
-        assert idx.threshold == pytest.approx(out["value"])  # clones -t auto uses it
-    res = CliRunner().invoke(cli, ["clones", "--index", str(tmp_path / "idx")])
-    assert f"at threshold {out['value']:.3f}" in res.stderr
+        assert idx.threshold == pytest.approx(out["value"])
 
 
 def test_calibrate_refuses_the_shipped_model_without_force(dev):
