@@ -2,12 +2,16 @@
 
 Indexes the example project into a temporary folder, runs ``Index.clones`` (cross-language only)
 at the threshold (``auto`` by default: the model's calibrated one, else 0.80), and compares the
-predicted pairs with every cross-language pair inside a planted clone set of ``CLONES.json``.
+predicted pairs with every cross-language pair inside a planted clone set of ``CLONES.json``; it
+also reports the class sizes and every class that mixes functions of two planted clone sets.
 It also ranks every cross-language candidate pair by score (threshold -1) to check that the
 planted pairs come out on top: R-precision (share of planted pairs among the top R, R = number of
 planted pairs), average precision, the lowest planted and the highest distractor score.
 
     python scripts/eval_polyglot.py [--model default] [--threshold auto] [--json]
+        [--grouping communities|components] [--keep-trivial]
+
+(``--grouping components --keep-trivial`` reproduces the clone classes of conba before issue 10.)
 """
 
 from __future__ import annotations
@@ -54,7 +58,19 @@ def ranking(scored: list[tuple[float, frozenset]], planted: set[frozenset]) -> d
     }
 
 
-def evaluate(model: str, threshold: str, example: Path = EXAMPLE, neighbors: int = 10) -> dict:
+def mixed_classes(classes: list, truth: dict, example: Path) -> list[str]:
+    """'class N: set_a, set_b' for every class holding functions of two or more planted clone sets."""
+    set_of = {(m["file"], m["name"]): s["name"] for s in truth["clone_sets"] for m in s["members"]}
+    mixed = []
+    for c in classes:
+        names = sorted({set_of[k] for u in c.units if (k := (os.path.relpath(u.file, example), u.qualname)) in set_of})
+        if len(names) > 1:
+            mixed.append(f"class {c.id}: " + ", ".join(names))
+    return mixed
+
+
+def evaluate(model: str, threshold: str, example: Path = EXAMPLE, neighbors: int = 10,
+             grouping: str = "communities", keep_trivial: bool = False) -> dict:
     from conba.index import Index
 
     truth = json.loads((example / "CLONES.json").read_text(encoding="utf-8"))
@@ -70,9 +86,14 @@ def evaluate(model: str, threshold: str, example: Path = EXAMPLE, neighbors: int
             return frozenset({(os.path.relpath(p.a.file, example), p.a.qualname),
                               (os.path.relpath(p.b.file, example), p.b.qualname)})
 
-        classes = idx.clones(threshold, cross_language_only=True, neighbors=neighbors)
+        report = idx.clone_report(threshold, cross_language_only=True, neighbors=neighbors, grouping=grouping,
+                                  keep_trivial=keep_trivial)
+        classes = report.classes
         predicted = {key(p) for c in classes for p in c.pairs}
-        everything = idx.clones(-1.0, cross_language_only=True, neighbors=neighbors)
+        mixed = mixed_classes(classes, truth, example)
+        # every candidate pair, whatever the grouping: components at threshold -1 keep them all
+        everything = idx.clones(-1.0, cross_language_only=True, neighbors=neighbors, grouping="components",
+                                keep_trivial=True)
         ranked = ranking([(p.score, key(p)) for c in everything for p in c.pairs], planted)
         from conba.index.threshold import resolve_threshold
 
@@ -80,10 +101,12 @@ def evaluate(model: str, threshold: str, example: Path = EXAMPLE, neighbors: int
         fingerprint = idx.stats()["fingerprint"]
     hits = predicted & planted
     return {
-        "model": model, "fingerprint": fingerprint, "threshold": round(t, 4), "planted_pairs": len(planted),
+        "model": model, "fingerprint": fingerprint, "threshold": round(t, 4), "grouping": grouping,
+        "keep_trivial": keep_trivial, "planted_pairs": len(planted),
         "predicted_pairs": len(predicted), "true_positives": len(hits),
         "recall": round(len(hits) / len(planted), 4) if planted else 0.0,
         "precision": round(len(hits) / len(predicted), 4) if predicted else 0.0,
+        "mixed_classes": mixed, "stats": report.stats.to_dict(),
         **ranked,
         "missed": sorted(" <-> ".join(f"{f}:{n}" for f, n in sorted(p)) for p in planted - predicted),
         "false_positives": sorted(" <-> ".join(f"{f}:{n}" for f, n in sorted(p)) for p in predicted - planted),
@@ -96,9 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threshold", default="auto")
     ap.add_argument("--neighbors", type=int, default=10)
     ap.add_argument("--example", default=str(EXAMPLE))
+    ap.add_argument("--grouping", choices=["communities", "components"], default="communities")
+    ap.add_argument("--keep-trivial", action="store_true")
     ap.add_argument("--json", action="store_true", help="print the full result as JSON")
     args = ap.parse_args(argv)
-    result = evaluate(args.model, args.threshold, Path(args.example), args.neighbors)
+    result = evaluate(args.model, args.threshold, Path(args.example), args.neighbors, args.grouping,
+                      args.keep_trivial)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -106,6 +132,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"planted cross-language pairs {result['planted_pairs']}, predicted {result['predicted_pairs']}, "
           f"correct {result['true_positives']}")
     print(f"recall {result['recall']:.3f}  precision {result['precision']:.3f}")
+    st = result["stats"]
+    kept = " (trivial kept)" if result["keep_trivial"] else ""
+    print(f"grouping {result['grouping']}{kept}: {st['classes']} classes, "
+          f"largest {st['largest_class']} ({st['largest_share']:.1%} of {st['considered']} units considered, "
+          f"{st['units']} indexed), median {st['median_class_size']:g}, {st['pairs_per_unit']:.2f} pairs per unit")
+    print("classes mixing planted clone sets:", ", ".join(result["mixed_classes"]) or "none")
     print(f"ranking of all cross-language pairs: R-precision {result['r_precision']:.3f}, average precision "
           f"{result['average_precision']:.3f}, lowest planted score {result['lowest_planted_score']}, "
           f"highest distractor score {result['highest_distractor_score']}")

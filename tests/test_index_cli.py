@@ -59,9 +59,15 @@ def test_search_jsonl_plain_stdin_and_language(built):
 def test_clones_formats(built, tmp_path):
     folder, _ = built
     out = run("clones", "--index", folder, "--threshold", "-1", "--cross-language-only", "--min-lines", "3")
-    classes = [json.loads(line) for line in out.output.splitlines() if line.startswith("{")]
+    *classes, stats = [json.loads(line) for line in out.stdout.splitlines()]
     assert classes and all(len(c["languages"]) >= 2 for c in classes)
     assert all(m["end_line"] - m["start_line"] + 1 >= 3 for c in classes for m in c["members"])
+    stats = stats["stats"]
+    assert stats["units"] == 42 and stats["classes"] == len(classes) and stats["skipped_short"] > 0
+    assert stats["largest_class"] == max(c["size"] for c in classes)
+    assert stats["considered"] + stats["skipped_short"] + sum(stats["skipped_trivial"].values()) == 42
+    assert f"units: 42 indexed, {stats['considered']} considered" in out.stderr
+    assert f"largest {stats['largest_class']} (" in out.stderr and "pairs per unit" in out.stderr
     csv_out = tmp_path / "pairs.csv"
     run("clones", "--index", folder, "-t", "0.5", "-f", "csv", "-o", str(csv_out))
     rows = list(csv.DictReader(io.StringIO(csv_out.read_text())))
@@ -71,6 +77,7 @@ def test_clones_formats(built, tmp_path):
     assert "threshold 0.800" in r.output  # tiny model has no calibrated threshold -> documented default
     page = html_out.read_text()
     assert page.startswith("<!DOCTYPE html>") and "<style>" in page and "<script" not in page
+    assert "units considered" in page and "pairs per unit" in page
     assert 'rel="stylesheet"' not in page and 'src="http' not in page
     if "Clone class 1" in page:
         assert 'class="hl"' in page and "file://" in page
@@ -126,3 +133,29 @@ def test_model_mismatch_and_corruption_via_cli(built, tmp_path):
     bad = CliRunner().invoke(cli, ["clones", "--index", str(copy)])
     assert bad.exit_code != 0 and "vectors.faiss: vector file is corrupted or truncated" in bad.output
     assert "re-run `conba index`" in bad.output
+
+
+def test_clones_into_an_existing_folder_is_a_one_line_error(built, tmp_path):
+    folder, _ = built
+    for fmt in ("html", "jsonl"):
+        result = CliRunner().invoke(cli, ["clones", "--index", folder, "-f", fmt, "-o", str(tmp_path)])
+        lines = [line for line in result.output.splitlines() if line.strip()]
+        assert result.exit_code == 1 and len(lines) == 1, result.output
+        assert lines[0].startswith(f"Error: {tmp_path}: is a directory") and "clones.html" in lines[0]
+    missing = CliRunner().invoke(cli, ["clones", "--index", folder, "-o", str(tmp_path / "no" / "x.jsonl")])
+    assert missing.exit_code == 1 and "does not exist" in missing.output and "Traceback" not in missing.output
+
+
+def test_clones_keep_trivial_and_grouping(built):
+    folder, _ = built
+
+    def stats(*extra: str) -> dict:
+        out = run("clones", "--index", folder, "-t", "-1", *extra)
+        return json.loads(out.stdout.splitlines()[-1])["stats"]
+
+    default, kept = stats(), stats("--keep-trivial")
+    assert default["skipped_trivial"] == {"empty": 3, "accessor": 0, "test": 0}  # Stack.__init__, ...
+    assert default["considered"] == 39 and kept["considered"] == 42 and kept["skipped_trivial"]["empty"] == 0
+    components = stats("--keep-trivial", "--grouping", "components")
+    assert components["classes"] == 1 and components["largest_class"] == 42  # threshold -1: one chain
+    assert kept["largest_class"] < 42

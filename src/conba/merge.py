@@ -52,5 +52,7 @@ def merge(finetuned: ConbaModel, base: ConbaModel | None = None, alpha: float = 
         getattr(out, part).load_state_dict(mixed)
     out.info = {**finetuned.info, "merged": {"alpha": alpha, "base": base.backbone.config.name_or_path,
                                              "finetuned_fingerprint": finetuned.fingerprint()}}
+    out.threshold = None  # the thresholds were calibrated for the fine-tuned model, not the merge
+    out.clone_threshold = None
     out.pruner = None  # a pruner was trained for the fine-tuned weights, not the merge
     return out

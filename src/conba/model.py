@@ -2,7 +2,7 @@
 
 A saved model is a folder::
 
-    conba_config.json        backbone config, head kind, threshold, fingerprint, input view, training info
+    conba_config.json        backbone config, head kind, thresholds, fingerprint, input view, training info
     head/                    head_config.json + head.safetensors
     backbone/                full Hugging Face folder (safetensors + tokenizer), or
     backbone_delta.safetensors   only the tensors that differ from an always-available base model
@@ -58,7 +58,8 @@ class ConbaModel(nn.Module):
         super().__init__()
         self.backbone = backbone
         self.head = head
-        self.threshold = threshold
+        self.threshold = threshold  # best F1 on balanced dev pairs (training)
+        self.clone_threshold: dict | None = None  # {"value", "precision", "recall", ...}: `conba calibrate`
         self.info: dict = dict(info or {})
         self.view = check_view(view)  # input view encode() applies (conba.syntax.view); saved with the model
         self.pruner: nn.Module | None = None  # SDTP token scorers (conba.prune), saved in prune/
@@ -315,6 +316,7 @@ class ConbaModel(nn.Module):
             "dtype": dtype,
             "threshold": self.threshold,
             "max_chunks": self.max_chunks,
+            **({"clone_threshold": self.clone_threshold} if self.clone_threshold else {}),
             "fingerprint": self.fingerprint(),
             "view": self.view,
             "info": self.info,
@@ -378,6 +380,11 @@ class ConbaModel(nn.Module):
             model.max_chunks = check_max_chunks(config.get("max_chunks", 1))  # old folders: truncation
         except ValueError as exc:
             raise ModelError(f"{cfg_path}: {exc}") from None
+        calibrated = model.clone_threshold = config.get("clone_threshold")
+        if calibrated is not None and not (isinstance(calibrated, dict)
+                                           and isinstance(calibrated.get("value"), (int, float))):
+            raise ModelError(f"{cfg_path}: 'clone_threshold' must be an object with a numeric 'value'; "
+                             "re-run `conba calibrate --write`")
         if (directory / "prune").is_dir():
             from conba.prune.scorer import load_pruner
 

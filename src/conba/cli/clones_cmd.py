@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from conba.cli.common import friendly_errors, model_option
 from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
+
+
+def _check_output(output: str) -> None:
+    """Fail before the work when the output cannot be a file."""
+    if output == "-":
+        return
+    path = Path(output)
+    if path.is_dir():
+        raise click.ClickException(f"{output}: is a directory; give a file name, e.g. {path / 'clones.html'}")
+    if not path.parent.is_dir():
+        raise click.ClickException(f"{output}: folder {path.parent} does not exist")
 
 
 @click.command("clones")
@@ -13,43 +26,51 @@ from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
 @model_option
 @click.option("-x", "--cross-language-only", is_flag=True, help="Only pairs in different languages.")
 @click.option("-t", "--threshold", default="auto", show_default=True, metavar="T|auto",
-              help="Cosine similarity for a clone pair; auto = the model's calibrated threshold, or 0.80 "
-                   "when the model has none.")
+              help="Cosine similarity for a clone pair; auto = the model's calibrated clone threshold "
+                   "(`conba calibrate`), else its F1 threshold, else 0.80.")
 @click.option("--min-lines", default=1, show_default=True, help="Ignore functions shorter than this.")
+@click.option("--keep-trivial", is_flag=True,
+              help="Keep trivial functions (near-empty bodies, one-line getters/setters, tests); skipped by default.")
 @click.option("-n", "--neighbors", default=10, show_default=True,
               help="Nearest neighbours per function in the kNN graph.")
+@click.option("--grouping", type=click.Choice(["communities", "components"]), default="communities",
+              show_default=True, help="communities: classes whose members are similar to each other; "
+                                      "components: connected components of the pair graph (these chain).")
 @click.option("-f", "--format", "fmt", type=click.Choice(["jsonl", "csv", "html"]), default="jsonl",
-              show_default=True, help="jsonl: one clone class per line; csv: one pair per row; html: report.")
+              show_default=True, help="jsonl: one clone class per line, then a stats line; csv: one pair per "
+                                      "row; html: report.")
 @click.option("-o", "--output", default="-", show_default=True, help="Output file ('-' for stdout).")
 @friendly_errors
 def clones(index_dir: str | None, model: str | None, cross_language_only: bool, threshold: str,
-           min_lines: int, neighbors: int, fmt: str, output: str) -> None:
+           min_lines: int, keep_trivial: bool, neighbors: int, grouping: str, fmt: str, output: str) -> None:
     """Find clones in an index: the kNN graph's pairs at or above the threshold, grouped into
-    clone classes (connected components).
+    clone classes whose members are similar to each other (Louvain communities, checked so that
+    every member's mean similarity to its class is at least the threshold). Class-size
+    statistics go to stderr and into the JSONL / HTML output.
 
     \b
     Examples:
       conba clones --cross-language-only --format html -o clones.html
       conba clones --threshold 0.9 --min-lines 5 --format csv -o pairs.csv
-      conba clones | jq '.members[].name'
+      conba clones | jq 'select(.class) | .members[].name'
     """
     from conba.index import Index
     from conba.index.report import write_report
-    from conba.index.threshold import resolve_threshold
 
+    _check_output(output)
     folder = resolve_index_dir(index_dir)
     with Index(folder, model=resolve_model(model), create=False) as idx:
-        t = resolve_threshold(threshold, idx.threshold)
-        classes = idx.clones(t, cross_language_only=cross_language_only, min_lines=min_lines,
-                             neighbors=neighbors)
+        report = idx.clone_report(threshold, cross_language_only=cross_language_only, min_lines=min_lines,
+                                  neighbors=neighbors, keep_trivial=keep_trivial, grouping=grouping)
         fingerprint = idx.stats()["fingerprint"]
-        info = {"index": folder, "model": f"{idx.model_name} ({fingerprint})", "threshold": t,
+        info = {"index": folder, "model": f"{idx.model_name} ({fingerprint})", "threshold": report.threshold,
                 "cross_language_only": cross_language_only}
-    with click.open_file(output, "w", encoding="utf-8") as out:
-        if fmt == "html":
-            write_report(classes, out, "html", **info)
-        else:
-            write_report(classes, out, fmt)
-    pairs = sum(len(c.pairs) for c in classes)
+    try:
+        with click.open_file(output, "w", encoding="utf-8", atomic=output != "-") as out:
+            write_report(report.classes, out, fmt, stats=report.stats, **(info if fmt == "html" else {}))
+    except OSError as exc:
+        raise click.ClickException(f"{output}: cannot write ({exc.strerror or exc})") from None
     where = "" if output == "-" else f" -> {output}"
-    click.echo(f"{len(classes)} clone classes, {pairs} pairs at threshold {t:.3f}{where}", err=True)
+    click.echo(f"{report.stats.classes} clone classes, {report.stats.clone_pairs} pairs at threshold "
+               f"{report.threshold:.3f}{where}", err=True)
+    click.echo(report.stats.summary(), err=True)

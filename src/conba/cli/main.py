@@ -14,6 +14,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "index": ("conba.cli.index_cmd", "index", "Index a codebase's functions (incremental, resumable)."),
     "search": ("conba.cli.search_cmd", "search", "Find the indexed functions most similar to a snippet."),
     "clones": ("conba.cli.clones_cmd", "clones", "Find clone pairs/classes in an index (JSONL, CSV, HTML)."),
+    "calibrate": ("conba.cli.calibrate_cmd", "calibrate_cmd", "Clone threshold for a target precision on dev data."),
     "compare": ("conba.cli.compare_cmd", "compare", "Similarity of two files or snippets; clone or not."),
     "prune": ("conba.cli.prune_cmd", "prune", "SDTP token pruning: train a pruning module for faster encoding."),
     "bench": ("conba.cli.bench_cmd", "bench", "Benchmarks (speed: conba variants vs sentence-transformers)."),

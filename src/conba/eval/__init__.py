@@ -10,6 +10,7 @@ from conba.eval.metrics import (
     recall_at_1,
 )
 from conba.eval.pairs import balanced_pairs, calibrate_threshold, classification_metrics
+from conba.eval.precision import cross_language_pairs, threshold_for_precision
 from conba.eval.report import format_classification, format_retrieval_table
 from conba.eval.tfidf import tfidf_similarity, tfidf_vectorizer
 
@@ -17,6 +18,7 @@ __all__ = [
     "balanced_pairs",
     "calibrate_threshold",
     "classification_metrics",
+    "cross_language_pairs",
     "cross_language_retrieval",
     "embedding_similarity",
     "format_classification",
@@ -27,4 +29,5 @@ __all__ = [
     "recall_at_1",
     "tfidf_similarity",
     "tfidf_vectorizer",
+    "threshold_for_precision",
 ]

@@ -1,10 +1,11 @@
 """Clone detection over an index: a k-nearest-neighbour graph, edges above a threshold, and clone
-classes = connected components of that graph.
+classes built from that graph (:mod:`conba.index.grouping`).
 
 Each unit's ``neighbors`` nearest units are candidates; a candidate pair is a clone pair when its
-cosine similarity is >= the threshold (and, optionally, the two are in different languages and
-both have at least ``min_lines`` lines). With ``cross_language_only`` the neighbour list is widened
-(x3) so that same-language look-alikes do not crowd out the cross-language matches.
+cosine similarity is >= the threshold (and, optionally, the two are in different languages). With
+``cross_language_only`` the neighbour list is widened (x3) so that same-language look-alikes do not
+crowd out the cross-language matches. Units left out of the report (trivial, too short) are left
+out of the FAISS index searched here too, so they take no neighbour slots.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from conba.index.records import CloneClass, ClonePair, Unit
 
 
 def candidate_pairs(index: object, ids: np.ndarray, embeddings: np.ndarray, languages: list[str],
-                    lines: np.ndarray, threshold: float, neighbors: int = 10,
-                    cross_language_only: bool = False, min_lines: int = 1,
+                    threshold: float, neighbors: int = 10, cross_language_only: bool = False,
                     batch: int = 4096) -> dict[tuple[int, int], float]:
-    """Clone pairs {(id_a, id_b): score} with id_a < id_b. ``ids`` must be sorted ascending."""
+    """Clone pairs {(id_a, id_b): score} with id_a < id_b. ``ids`` (n,) must be sorted ascending;
+    ``embeddings`` (n, d) are their vectors and ``index`` a FAISS index over them (other ids in it
+    are ignored)."""
     if len(ids) < 2:
         return {}
     lang_codes = {name: i for i, name in enumerate(sorted(set(languages)))}
@@ -38,8 +40,6 @@ def candidate_pairs(index: object, ids: np.ndarray, embeddings: np.ndarray, lang
         valid &= cols != rows[:, None]
         if cross_language_only:
             valid &= lang[cols] != lang[rows][:, None]
-        if min_lines > 1:
-            valid &= (lines[cols] >= min_lines) & (lines[rows][:, None] >= min_lines)
         for r, c in zip(*np.nonzero(valid)):
             a, b = int(ids[rows[r]]), int(nbr_ids[r, c])
             key = (a, b) if a < b else (b, a)
@@ -94,15 +94,25 @@ def strongest_first_order(keys: list[tuple[int, int]], pairs: dict[tuple[int, in
     return order
 
 
-def clone_classes(pairs: dict[tuple[int, int], float],
-                  fetch_units: Callable[[list[int]], dict[int, Unit]]) -> list[CloneClass]:
-    """Clone classes, most languages / largest / most similar first, numbered from 1. Members are in
-    :func:`strongest_first_order`; pairs by descending score."""
-    groups = components(pairs)
-    members = sorted({i for key in pairs for i in key})
+def clone_classes(pairs: dict[tuple[int, int], float], fetch_units: Callable[[list[int]], dict[int, Unit]],
+                  groups: list[list[int]] | None = None) -> list[CloneClass]:
+    """Clone classes, most languages / largest / most similar first, numbered from 1. ``groups``: the
+    member ids of each class (default: connected components); a class's pairs are the clone pairs
+    inside it, by descending score; its members are in :func:`strongest_first_order`."""
+    if groups is None:
+        keyed = components(pairs)
+    else:
+        class_of = {i: k for k, group in enumerate(groups) for i in group}
+        keyed = [[] for _ in groups]
+        for a, b in sorted(pairs):
+            if a in class_of and class_of.get(b) == class_of[a]:
+                keyed[class_of[a]].append((a, b))
+    members = sorted({i for keys in keyed for key in keys for i in key})
     units = fetch_units(members)
     classes: list[CloneClass] = []
-    for keys in groups:
+    for keys in keyed:
+        if not keys:
+            continue
         class_units = [units[i] for i in strongest_first_order(keys, pairs)]
         class_pairs = sorted((ClonePair(units[a], units[b], pairs[(a, b)]) for a, b in keys),
                              key=lambda p: -p.score)

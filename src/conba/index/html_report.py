@@ -12,6 +12,7 @@ import datetime as _dt
 import html
 from pathlib import Path
 
+from conba.index.clone_stats import CloneStats
 from conba.index.display import display_path
 from conba.index.records import CloneClass, Unit
 
@@ -154,10 +155,19 @@ def _chip(c: CloneClass) -> str:
             f'· {len(c.units)} · {html.escape("/".join(c.languages))}</a>')
 
 
+def _stats_line(stats: CloneStats | None) -> str:
+    if stats is None:
+        return ""
+    facts = [f"{stats.considered} of {stats.units} units considered ({stats.trivial} trivial skipped)",
+             f"largest class {stats.largest_class} ({stats.largest_share:.1%})",
+             f"median class size {stats.median_class_size:g}", f"{stats.pairs_per_unit:.2f} pairs per unit"]
+    return f"<p>{html.escape(' · '.join(facts))}</p>"
+
+
 def render_html(classes: list[CloneClass], title: str = "conba clone report", index: str | None = None,
                 model: str | None = None, threshold: float | None = None,
-                cross_language_only: bool | None = None) -> str:
-    """The whole report as one HTML string."""
+                cross_language_only: bool | None = None, stats: CloneStats | None = None) -> str:
+    """The whole report as one HTML string (``stats``: a second header line with the class sizes)."""
     n_pairs = sum(len(c.pairs) for c in classes)
     when = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     facts = [f"{len(classes)} clone classes", f"{n_pairs} clone pairs"]
@@ -179,5 +189,6 @@ def render_html(classes: list[CloneClass], title: str = "conba clone report", in
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<style>{CSS}{_style_css()}</style></head><body>"
-            f"<header><h1>{html.escape(title)}</h1><p>{html.escape(' · '.join(facts))}</p></header>"
+            f"<header><h1>{html.escape(title)}</h1><p>{html.escape(' · '.join(facts))}</p>{_stats_line(stats)}"
+            "</header>"
             f"<main><nav>{nav}</nav>{body}</main></body></html>\n")

@@ -4,7 +4,7 @@ A folder (default ``.conba-index``, env ``CONBA_INDEX``) holds::
 
     index.sqlite     files, functions (file, qualified name, lines, language, hash, code), embeddings
     vectors.faiss    FAISS index over the embeddings (rebuilt from SQLite after each add)
-    manifest.json    model name + fingerprint, input view, dimension, threshold, vector count and checksum
+    manifest.json    model name + fingerprint, input view, dimension, clone threshold, vector count and checksum
     index.lock       held (flock) by the one process writing the index; see :mod:`conba.index.lock`
 
 >>> idx = Index(".conba-index", model="default")
@@ -27,7 +27,7 @@ from conba.data.records import DataError
 from conba.errors import ConfigError
 from conba.index import builder
 from conba.index import vectors as vec
-from conba.index.clones import candidate_pairs, clone_classes
+from conba.index.clone_report import CloneReport, find_clones
 from conba.index.defaults import DEFAULT_INDEX_DIR, INDEX_ENV, default_index_dir
 from conba.index.errors import (
     CodeIndexError,
@@ -41,7 +41,7 @@ from conba.index.filters import DEFAULT_MAX_FILE_SIZE
 from conba.index.lock import IndexLock, holder
 from conba.index.records import AddReport, CloneClass, Hit, Unit
 from conba.index.store import Store
-from conba.index.threshold import resolve_threshold
+from conba.index.threshold import model_clone_threshold, resolve_threshold
 from conba.utils.io import read_json, write_json_atomic
 
 __all__ = ["DEFAULT_INDEX_DIR", "INDEX_ENV", "Index", "default_index_dir"]
@@ -186,11 +186,17 @@ class Index:
     def _check_model(self, model: Any) -> None:
         fingerprint = model.embedding_fingerprint()  # a pruned model's vectors differ from the exact ones
         stored = self._db(self.store.get_meta, "fingerprint")
+        calibrated = getattr(model, "clone_threshold", None)
+        clone_t = None if not calibrated else str(model_clone_threshold(model))
         if stored is None:
             self._db(self.store.set_meta, fingerprint=fingerprint, model=self._model_name, dim=str(model.dim),
                      threshold=None if model.threshold is None else str(model.threshold),
-                     view=getattr(model, "view", "raw"), format_version=str(FORMAT_VERSION))
-        elif stored != fingerprint:
+                     view=getattr(model, "view", "raw"), clone_threshold=clone_t,
+                     format_version=str(FORMAT_VERSION))
+        elif stored == fingerprint:
+            if clone_t is not None and self._db(self.store.get_meta, "clone_threshold") != clone_t:
+                self._db(self.store.set_meta, clone_threshold=clone_t)  # the model was calibrated since
+        else:
             built = self._db(self.store.get_meta, "model") or "?"
             built_view = self._db(self.store.get_meta, "view") or "raw"
             using, using_view = self._model_name or "the given model", getattr(model, "view", "raw")
@@ -201,8 +207,9 @@ class Index:
 
     @property
     def threshold(self) -> float | None:
-        """The clone threshold stored with the model the index was built with (None if it has none)."""
-        value = self._db(self.store.get_meta, "threshold")
+        """The clone threshold of the model the index was built with: its calibrated ``clone_threshold``,
+        else (also for indexes made before it existed) its F1 ``threshold``; None if it has neither."""
+        value = self._db(self.store.get_meta, "clone_threshold") or self._db(self.store.get_meta, "threshold")
         return float(value) if value is not None else None
 
     # ------------------------------------------------------------------ indexing
@@ -332,20 +339,32 @@ class Index:
             fetch = min(index.ntotal, fetch * 4)
 
     def clones(self, threshold: str | float | None = "auto", *, cross_language_only: bool = False,
-               min_lines: int = 1, neighbors: int = 10) -> list[CloneClass]:
-        """Clone classes: connected components of the kNN graph's edges with score >= threshold."""
+               min_lines: int = 1, neighbors: int = 10, keep_trivial: bool = False,
+               grouping: str = "communities") -> list[CloneClass]:
+        """Clone classes: communities of the kNN graph's pairs with score >= threshold whose members are
+        similar to each other (see :meth:`clone_report`)."""
+        return self.clone_report(threshold, cross_language_only=cross_language_only, min_lines=min_lines,
+                                 neighbors=neighbors, keep_trivial=keep_trivial, grouping=grouping).classes
+
+    def clone_report(self, threshold: str | float | None = "auto", *, cross_language_only: bool = False,
+                     min_lines: int = 1, neighbors: int = 10, keep_trivial: bool = False,
+                     grouping: str = "communities") -> CloneReport:
+        """Clone classes and their statistics. Trivial units (empty bodies, one-line accessors, tests;
+        :mod:`conba.index.trivial`) are skipped unless ``keep_trivial``; ``grouping="components"`` gives
+        the old connected components (which chain) instead of cohesive communities
+        (:mod:`conba.index.grouping`)."""
         t = resolve_threshold(threshold, self.threshold)
         if neighbors < 1:
             raise ConfigError("neighbors must be >= 1")
         index = self._vectors()
         dim = int(self.manifest()["dim"])
         ids, embeddings = self._db(self.store.all_vectors, dim)
-        uid, languages, lines = self._db(self.store.unit_table)
-        if len(uid) != len(ids):
+        units = self._db(self.store.all_units)
+        if len(units) != len(ids) or any(u.id != i for u, i in zip(units, ids.tolist())):
             raise IncompleteIndexError(f"{self.path}: some functions have no embedding; re-run `conba index`")
-        pairs = candidate_pairs(index, ids, embeddings, languages, lines, t, neighbors=neighbors,
-                                cross_language_only=cross_language_only, min_lines=min_lines)
-        return clone_classes(pairs, lambda i: self._db(self.store.units, i))
+        return find_clones(units, ids, embeddings, index, t, cross_language_only=cross_language_only,
+                           min_lines=min_lines, neighbors=neighbors, keep_trivial=keep_trivial,
+                           grouping=grouping, hnsw_above=self.hnsw_above)
 
     def units(self) -> list[Unit]:
         """Every indexed unit (function, method, file or window), in id order."""

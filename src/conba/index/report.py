@@ -1,4 +1,5 @@
-"""Clone reports as JSONL (one clone class per line) or CSV (one clone pair per row)."""
+"""Clone reports as JSONL (one clone class per line, then one ``{"stats": {...}}`` line with the
+class-size statistics of the run) or CSV (one clone pair per row)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 from typing import TextIO
 
 from conba.errors import ConfigError
+from conba.index.clone_stats import CloneStats
 from conba.index.display import display_path
 from conba.index.records import CloneClass
 
@@ -15,12 +17,14 @@ CSV_COLUMNS = ["class", "score", "language_a", "name_a", "file_a", "start_a", "e
                "language_b", "name_b", "file_b", "start_b", "end_b"]
 
 
-def write_jsonl(classes: list[CloneClass], out: TextIO, code: bool = False) -> None:
+def write_jsonl(classes: list[CloneClass], out: TextIO, code: bool = False, stats: CloneStats | None = None) -> None:
     for c in classes:
         d = c.to_dict(code=code)
         for m in d["members"]:
             m["file"] = display_path(m["file"])
         out.write(json.dumps(d) + "\n")
+    if stats is not None:
+        out.write(json.dumps({"stats": stats.to_dict()}) + "\n")
 
 
 def write_csv(classes: list[CloneClass], out: TextIO) -> None:
@@ -34,15 +38,16 @@ def write_csv(classes: list[CloneClass], out: TextIO) -> None:
                         b.language, b.qualname, display_path(b.file), b.start_line, b.end_line])
 
 
-def write_report(classes: list[CloneClass], out: TextIO, fmt: str = "jsonl", **html_info: object) -> None:
-    """Write ``classes`` in ``fmt`` (jsonl, csv, html)."""
+def write_report(classes: list[CloneClass], out: TextIO, fmt: str = "jsonl", stats: CloneStats | None = None,
+                 **html_info: object) -> None:
+    """Write ``classes`` in ``fmt`` (jsonl, csv, html); ``stats`` go into the JSONL and HTML outputs."""
     if fmt == "jsonl":
-        write_jsonl(classes, out)
+        write_jsonl(classes, out, stats=stats)
     elif fmt == "csv":
         write_csv(classes, out)
     elif fmt == "html":
         from conba.index.html_report import render_html
 
-        out.write(render_html(classes, **html_info))  # type: ignore[arg-type]
+        out.write(render_html(classes, stats=stats, **html_info))  # type: ignore[arg-type]
     else:
         raise ConfigError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")

@@ -1,14 +1,27 @@
 """Clone decision threshold: a number, or ``auto`` = the model's calibrated threshold.
 
-When the model carries no calibrated threshold (e.g. a zero-shot encoder), ``auto`` falls back
-to :data:`DEFAULT_THRESHOLD` (cosine similarity 0.80).
+A model can carry two thresholds: ``clone_threshold`` (set by ``conba calibrate``: the lowest score
+whose precision on all cross-language pairs of a dev set reaches a target) and the older
+``threshold`` (best F1 on balanced pairs, set by training). ``auto`` takes the first that the model
+has, else :data:`DEFAULT_THRESHOLD` (cosine similarity 0.80), e.g. for a zero-shot encoder.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from conba.errors import ConfigError
 
 DEFAULT_THRESHOLD = 0.80
+
+
+def model_clone_threshold(model: Any) -> float | None:
+    """The model's calibrated ``clone_threshold`` value, else its F1 ``threshold``, else None."""
+    calibrated = getattr(model, "clone_threshold", None)
+    if isinstance(calibrated, dict) and calibrated.get("value") is not None:
+        return float(calibrated["value"])
+    threshold = getattr(model, "threshold", None)
+    return float(threshold) if threshold is not None else None
 
 
 def resolve_threshold(value: str | float | None, model_threshold: float | None) -> float:

@@ -1,0 +1,60 @@
+"""``conba calibrate``: the clone threshold for a target precision on dev data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from conba.cli.common import friendly_errors, load, model_option, resolve_model_name, show_progress
+
+
+@click.command("calibrate")
+@click.argument("dev", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@model_option
+@click.option("-p", "--precision", "target", default=0.9, show_default=True, type=click.FloatRange(0, 1, min_open=True),
+              help="Target precision of `score >= threshold` on all cross-language pairs.")
+@click.option("-w", "--write", is_flag=True, help="Store the threshold in the model folder's conba_config.json.")
+@click.option("--force", is_flag=True, help="With --write: allow changing the model shipped with conba.")
+@click.option("--plain", is_flag=True, help="One sentence for people instead of JSON.")
+@click.option("-b", "--batch-size", default=32, show_default=True, help="Encoding batch size.")
+@click.option("--limit", default=0, help="Use about N records (whole groups, seeded): all pairs grow as N².")
+@click.option("--seed", default=0, show_default=True, help="Seed for --limit.")
+@click.option("--device", default="cpu", show_default=True, help="Where to encode: cpu, cuda, cuda:N or auto.")
+@friendly_errors
+def calibrate_cmd(dev: tuple[Path, ...], model: str | None, target: float, write: bool, force: bool, plain: bool,
+                  batch_size: int, limit: int, seed: int, device: str) -> None:
+    """Pick the clone threshold for a target precision.
+
+    Encodes the dev records (grouped JSONL: same group = clones; group ids are shared across the
+    files), scores every cross-language pair (not a balanced sample: a codebase holds far more
+    non-clones than clones) and prints the lowest threshold whose precision reaches --precision,
+    with the recall there. --write stores it in the model folder as `clone_threshold`, which
+    `conba clones -t auto` and `conba compare` then use.
+
+    \b
+    Examples:
+      conba calibrate ../shared/data/atcoder_dev.jsonl -m runs/my-model --precision 0.9
+      conba calibrate dev1.jsonl dev2.jsonl -m runs/my-model -p 0.95 --write --plain
+    """
+    from conba.data import load_many
+    from conba.eval.calibrate import calibrate, model_folder, write_clone_threshold
+    from conba.train.trainer import resolve_device, subset_groups
+
+    name = resolve_model_name(model)
+    folder = model_folder(name, force) if write else None  # fail before the encoding
+    records = subset_groups(load_many(dev), limit, seed)
+    m = load(model).to(resolve_device(device))
+    record = calibrate(records, m, target, sources=[str(p) for p in dev], batch_size=batch_size,
+                       progress=show_progress())
+    click.echo(f"{len(records)} snippets, {record['pairs']} cross-language pairs ({record['clone_pairs']} clones)",
+               err=True)
+    if folder is not None:
+        path = write_clone_threshold(folder, record, force=force)
+        click.echo(f"wrote clone_threshold to {path}", err=True)
+    if plain:
+        click.echo(f"threshold {record['value']:.4f}: precision {record['precision']:.3f}, recall "
+                   f"{record['recall']:.3f} on {', '.join(record['calibrated_on'])} (model {name})")
+    else:
+        click.echo(json.dumps({"model": name, **record}))

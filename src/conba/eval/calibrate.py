@@ -1,0 +1,72 @@
+"""``conba calibrate``: pick a model's clone threshold for a target precision on dev records, and
+store it in the model folder's ``conba_config.json`` as ``clone_threshold`` (read by ``conba clones
+-t auto`` and ``conba compare``; see :mod:`conba.index.threshold`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from conba.data import CodeRecord
+from conba.eval.precision import cross_language_pairs, threshold_for_precision
+from conba.utils.io import read_json, write_json_atomic
+
+
+def calibrate(records: list[CodeRecord], model: Any, target: float, sources: Sequence[str] = (),
+              batch_size: int = 32, progress: bool | None = None) -> dict:
+    """Encode ``records``, score all their cross-language pairs and return the ``clone_threshold``
+    record: ``{"value", "precision", "recall", "target_precision", "pairs", "clone_pairs", "calibrated_on"}``."""
+    if not records:
+        raise ValueError("no dev records")
+    groups = [r.group for r in records]
+    languages = [r.language for r in records]
+    emb = model.encode([r.code for r in records], languages=languages, batch_size=batch_size,
+                       show_progress_bar=progress)
+    scores, labels = cross_language_pairs(emb, groups, languages)
+    if not labels.any():
+        raise ValueError("no cross-language clone pairs: no group has records in two languages")
+    found = threshold_for_precision(scores, labels, target)
+    return {"value": round(found.threshold, 6), "precision": round(found.precision, 4),
+            "recall": round(found.recall, 4), "target_precision": float(target), "pairs": int(labels.size),
+            "clone_pairs": int(labels.sum()), "calibrated_on": [Path(s).name for s in sources]}
+
+
+def model_folder(name: str, force: bool = False) -> Path:
+    """The folder of a saved conba model given by name or path (``default`` is the shipped one) that
+    :func:`write_clone_threshold` may change."""
+    from conba.model import CONFIG_NAME, DEFAULT_MODEL_DIR
+
+    folder = DEFAULT_MODEL_DIR if name in ("default", "default-sdtp") else Path(name)
+    if not (folder / CONFIG_NAME).is_file():
+        raise ValueError(f"{name}: not a conba model folder (no {CONFIG_NAME}); --write needs one")
+    _refuse_shipped(folder, force)
+    return folder
+
+
+def is_shipped(folder: Path) -> bool:
+    """Whether ``folder`` lies inside the installed conba package (the shipped default model)."""
+    import conba
+
+    return Path(folder).resolve().is_relative_to(Path(conba.__file__).resolve().parent)
+
+
+def _refuse_shipped(folder: Path, force: bool) -> None:
+    if is_shipped(folder) and not force:
+        raise ValueError(f"{folder}: this is the model shipped inside the conba package; save a copy "
+                         "(ConbaModel.save) and calibrate that, or pass --force")
+
+
+def write_clone_threshold(folder: Path, record: dict, force: bool = False) -> Path:
+    """Store ``record`` as ``clone_threshold`` in ``folder``'s config, atomically. The shipped model
+    is refused unless ``force`` (a package upgrade would silently undo the change)."""
+    from conba.model import CONFIG_NAME
+
+    _refuse_shipped(folder, force)
+    path = Path(folder) / CONFIG_NAME
+    config = read_json(path)
+    if not isinstance(config, dict) or config.get("format") != "conba-model":
+        raise ValueError(f"{path}: not a conba model config")
+    config["clone_threshold"] = record
+    write_json_atomic(path, config)
+    return path
