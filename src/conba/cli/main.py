@@ -10,6 +10,7 @@ import click
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "train": ("conba.cli.train_cmd", "train", "Train a ConbaLayer head (and optionally the backbone)."),
     "eval": ("conba.cli.eval_cmd", "eval_cmd", "Evaluate cross-language retrieval and clone detection."),
+    "eval-repo": ("conba.cli.eval_repo_cmd", "eval_repo", "Evaluate on real repositories: file retrieval, clones."),
     "encode": ("conba.cli.encode_cmd", "encode", "Embed code snippets; writes JSONL vectors."),
     "index": ("conba.cli.index_cmd", "index", "Index a codebase's functions (incremental, resumable)."),
     "search": ("conba.cli.search_cmd", "search", "Find the indexed functions most similar to a snippet."),

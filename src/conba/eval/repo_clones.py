@@ -1,0 +1,71 @@
+"""Clone-class statistics of an index against the groups of a repository-level evaluation.
+
+Uses only the public :meth:`conba.index.Index.clones` API and the :class:`CloneClass` objects it
+returns, so any clone grouping algorithm behind it is measured the same way.
+
+* ``classes``: number of clone classes; ``largest_share``: units of the largest class / all units;
+  ``pairs_per_unit``: clone pairs / all units; ``units_in_classes``: share of units in some class.
+* Cross-language file pairs: a predicted pair is two files of different languages, both grouped,
+  with at least one clone pair between their units; a true pair is two grouped files of different
+  languages in the same group. Precision, recall and F1 of the predicted pairs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Any
+
+__all__ = ["clone_statistics", "true_file_pairs"]
+
+
+def true_file_pairs(group_of: dict[str, str], language_of: dict[str, str]) -> set[frozenset[str]]:
+    """Every cross-language pair of grouped files in the same group."""
+    members: dict[str, list[str]] = {}
+    for f, g in group_of.items():
+        members.setdefault(g, []).append(f)
+    return {frozenset((a, b)) for files in members.values() for a, b in itertools.combinations(sorted(files), 2)
+            if language_of[a] != language_of[b]}
+
+
+def _ratio(num: int, den: int) -> float:
+    return num / den if den else float("nan")
+
+
+def clone_statistics(index: Any, group_of: dict[str, str], language_of: dict[str, str], n_units: int,
+                     cross_language_only: bool = False, threshold: str | float = "auto") -> dict:
+    """Statistics of ``index.clones(threshold, cross_language_only=...)`` (see the module docstring).
+
+    ``group_of``: index path -> group of the grouped files found in the index; ``language_of``: index
+    path -> language; ``n_units``: all units of the index."""
+    from conba.index.threshold import resolve_threshold
+
+    used = resolve_threshold(threshold, index.threshold)
+    t0 = time.perf_counter()
+    classes = index.clones(threshold, cross_language_only=cross_language_only)
+    seconds = time.perf_counter() - t0
+    n_pairs = sum(len(c.pairs) for c in classes)
+    in_classes = sum(len(c.units) for c in classes)
+    largest = max((len(c.units) for c in classes), default=0)
+    predicted: set[frozenset[str]] = set()
+    for c in classes:
+        for p in c.pairs:
+            a, b = p.a.file, p.b.file
+            if a in group_of and b in group_of and p.a.language != p.b.language:
+                predicted.add(frozenset((a, b)))
+    truth = true_file_pairs(group_of, language_of)
+    hits = len(predicted & truth)
+    precision, recall = _ratio(hits, len(predicted)), _ratio(hits, len(truth))
+    if not predicted or not truth:
+        f1 = float("nan")
+    else:
+        f1 = 2 * precision * recall / (precision + recall) if hits else 0.0
+    return {
+        "cross_language_only": cross_language_only, "threshold": round(used, 4),
+        "classes": len(classes), "pairs": n_pairs,
+        "largest_class": largest, "largest_share": _ratio(largest, n_units),
+        "pairs_per_unit": _ratio(n_pairs, n_units), "units_in_classes": _ratio(in_classes, n_units),
+        "file_pairs": {"predicted": len(predicted), "true": len(truth), "correct": hits,
+                       "precision": precision, "recall": recall, "f1": f1},
+        "seconds": round(seconds, 2),
+    }
