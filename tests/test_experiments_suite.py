@@ -51,8 +51,8 @@ def test_suite_writes_every_report_and_figure(suite_run):
     for part in expected:
         assert f"({part}/{part}.md)" in index
     assert set(data["timings"]) == set(PARTS)
-    # 8 trained variants + τ = 0.5 (τ = 0.05 is the ablation's conba_codes run)
-    assert data["runs"]["trained"] == 9 and data["runs"]["reused"] == 0
+    # 9 trained variants + τ = 0.5 (τ = 0.05 is the ablation's conba_codes run)
+    assert data["runs"]["trained"] == 10 and data["runs"]["reused"] == 0
     assert "This command trained" in index
 
 
@@ -60,7 +60,7 @@ def test_suite_numbers(suite_run):
     cfg, tmp, data, _ = suite_run
     abl = json.loads((tmp / "out" / "ablation" / "ablation.json").read_text())
     assert list(abl["variants"]) == ["no_conba", "linear", "conba", "conba_codes", "no_control", "no_feedback",
-                                     "tokens", "scan", "conba_short"]
+                                     "no_state_path", "tokens", "scan", "conba_short"]
     for v in abl["variants"].values():
         agg = v["aggregate"]["tiny_dev"]
         assert 0 <= agg["map_at_r"]["mean"] <= 1 and 0 <= agg["auc"]["mean"] <= 1

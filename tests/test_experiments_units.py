@@ -136,6 +136,14 @@ def test_variants():
     assert not REFERENCE.limited
     hc = REFERENCE.head_config(["java", "python"])
     assert hc.languages == ["java", "python"] and Variant("c", "").head_config(["java"]).languages == []
+    assert REFERENCE.control_codes == "offset" and hc.code_mode == "offset"
+    prefix = Variant("p", "", head="linear", control_codes="prefix").head_config(["go"])
+    assert prefix.uses_prefix_codes and prefix.languages == ["go"]
+    from conba.experiments.ablation import VARIANTS
+
+    by_name = {v.name: v for v in VARIANTS}
+    assert not by_name["no_state_path"].use_state and not by_name["no_state_path"].use_feedback
+    assert by_name["no_feedback"].use_state and not by_name["no_feedback"].use_feedback
 
 
 def test_pooled_states_give_the_same_embeddings_for_mean_pooling_heads():

@@ -158,12 +158,18 @@ def test_gradients_reach_every_parameter(name: str) -> None:
         assert torch.isfinite(p.grad).all() and p.grad.abs().sum() > 0, pname
 
 
-def test_code_embedding_gets_gradient_once_W_moves() -> None:
+def test_zero_inits_open_one_after_the_other() -> None:
+    """fc2 = 0 (residual) and W = 0 (codes): at step 0 only fc2 has a gradient; without the residual W
+    has one and the code embedding waits for W to move off zero."""
+    x, ids = torch.randn(2, 4, D), torch.tensor([1, 2])
     head = build_head(HeadConfig(kind="conba", dim=D, languages=LANGS))
-    out = head(torch.randn(2, 4, D), None, torch.tensor([1, 2]))
-    out.sum().backward()
-    assert head.codes.W.weight.grad.abs().sum() > 0  # W (zero at init) is trained
-    assert head.codes.codes.weight.grad.abs().sum() == 0  # codes wait for W to move off zero
+    head(x, None, ids).square().sum().backward()
+    assert head.fc2.weight.grad.abs().sum() > 0
+    assert head.codes.W.weight.grad.abs().sum() == 0 and head.selective_fc.weight.grad.abs().sum() == 0
+    legacy = build_head(HeadConfig(kind="conba", dim=D, languages=LANGS, residual=False))
+    legacy(x, None, ids).sum().backward()
+    assert legacy.codes.W.weight.grad.abs().sum() > 0  # W (zero at init) is trained
+    assert legacy.codes.codes.weight.grad.abs().sum() == 0  # codes wait for W to move off zero
 
 
 def test_bad_inputs_raise() -> None:

@@ -17,6 +17,9 @@ CONFIGS = [
     dict(kind="conba", dim=8, mode="tokens", languages=["python", "java"], code_dim=3),
     dict(kind="conba", dim=8, use_control=False, use_feedback=False),
     dict(kind="conba-scan", dim=8, state_dim=4, dt_rank=2, languages=["go"], out_dim=6),
+    dict(kind="conba", dim=8, mode="tokens", state_a="dense", residual=False, use_feedback=False),
+    dict(kind="conba-scan", dim=8, state_dim=4, use_state=False, languages=["go", "c"], code_mode="both"),
+    dict(kind="linear", dim=8, languages=["go", "c"], code_mode="prefix"),
 ]
 
 
@@ -62,7 +65,8 @@ def test_config_dict_round_trip() -> None:
     assert cfg.resolved_dt_rank == 1 and cfg.resolved_out_dim == 4
     assert HeadConfig(dim=384).resolved_dt_rank == 24 and HeadConfig(dim=384).resolved_out_dim == 384
     assert set(HeadConfig().to_dict()) == {"kind", "dim", "out_dim", "mode", "pooling", "state_dim",
-                                           "dt_rank", "use_control", "use_feedback", "languages", "code_dim"}
+                                           "dt_rank", "use_control", "use_feedback", "languages", "code_dim",
+                                           "residual", "state_a", "use_state", "code_mode"}
     assert HeadConfig().kind == "conba" and HeadConfig().mode == "pooled" and "none" in HEAD_KINDS
 
 
@@ -89,6 +93,10 @@ def test_head_keeps_a_private_copy_of_its_config() -> None:
     ({"languages": ["python", "Python"]}, "languages"),
     ({"languages": [""]}, "languages"),
     ({"code_dim": 0}, "code_dim"),
+    ({"state_a": "full"}, "state_a"),
+    ({"code_mode": "suffix"}, "code_mode"),
+    ({"residual": 1}, "residual"),
+    ({"use_state": None}, "use_state"),
     ({"colour": "red"}, "unknown HeadConfig key"),
 ])
 def test_bad_config_values_raise(bad: dict, field: str) -> None:
@@ -137,3 +145,28 @@ def test_missing_and_corrupt_files_raise_clear_errors(tmp_path: Path) -> None:
     config.unlink()
     with pytest.raises(FileNotFoundError, match=f"head file missing: {config}"):
         load_head(d)
+
+
+OLD_KEYS = {"kind", "dim", "out_dim", "mode", "pooling", "state_dim", "dt_rank", "use_control", "use_feedback",
+            "languages", "code_dim"}
+
+
+@pytest.mark.parametrize("use_feedback", [True, False])
+def test_configs_saved_before_the_new_keys_load_with_their_old_meaning(use_feedback: bool, tmp_path: Path) -> None:
+    """A head saved before residual / state_a / use_state / code_mode existed: no residual, a dense A,
+    and use_feedback=False meaning the whole state path was removed."""
+    legacy = HeadConfig(kind="conba", dim=8, mode="tokens", residual=False, state_a="dense",
+                        use_feedback=use_feedback, use_state=use_feedback, languages=["go"])
+    head = _perturbed(legacy.to_dict())
+    save_head(head, tmp_path)
+    old = {k: v for k, v in legacy.to_dict().items() if k in OLD_KEYS}
+    (tmp_path / "head_config.json").write_text(json.dumps(old), encoding="utf-8")
+    loaded = load_head(tmp_path)
+    assert loaded.config == legacy
+    assert ("A.weight" in loaded.state_dict()) == use_feedback
+    x, mask = torch.randn(2, 5, 8), torch.tensor([[1] * 5, [1, 1, 0, 0, 0]])
+    with torch.no_grad():
+        assert torch.equal(loaded(x, mask, torch.tensor([1, 0])), head(x, mask, torch.tensor([1, 0])))
+    # the fingerprint dict of a legacy config is what its to_dict() was before the new keys
+    assert loaded.config.fingerprint_dict() == old
+    assert set(HeadConfig(kind="conba").fingerprint_dict()) == OLD_KEYS | {"residual", "state_a"}

@@ -97,7 +97,12 @@ class ConbaModel(nn.Module):
     def embed_tokens(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                      lang_ids: torch.Tensor | None = None) -> torch.Tensor:
         """Args: input_ids, attention_mask: shape (b, l). Returns (b, out_dim), not normalised."""
-        tokens = self.backbone(input_ids, attention_mask)
+        if self.head.prefix is not None:  # language code inserted after CLS (conba.heads.prefix)
+            from conba.heads.prefix import prefixed_states
+
+            tokens = prefixed_states(self.backbone, self.head.prefix, input_ids, attention_mask, lang_ids)
+        else:
+            tokens = self.backbone(input_ids, attention_mask)
         return self.head(tokens, attention_mask.bool(), lang_ids)
 
     @torch.inference_mode()
@@ -191,6 +196,12 @@ class ConbaModel(nn.Module):
                      engine: str) -> torch.Tensor:
         """One padded batch through the chosen engine (with SDTP pruning when attached and on)."""
         prune = self.pruner is not None and self.use_pruning
+        if self.head.prefix is not None:  # prefix control codes: conba runs the layers (torch only)
+            if engine != "torch" or prune:
+                from conba.heads.prefix import require_no_prefix
+
+                require_no_prefix(self.head, "SDTP pruning" if prune else f"engine {engine!r}")
+            return self.embed_tokens(input_ids, attention_mask, lang_ids)
         if engine != "torch":
             from conba.engine.onnx_runtime import onnx_encoder
             from conba.prune.forward import embed_states
@@ -234,7 +245,7 @@ class ConbaModel(nn.Module):
     def fingerprint(self) -> str:
         h = hashlib.sha256()
         h.update(json.dumps(self.backbone.config.to_dict(), sort_keys=True).encode())
-        h.update(json.dumps(self.head.config.to_dict(), sort_keys=True).encode())
+        h.update(json.dumps(self.head.config.fingerprint_dict(), sort_keys=True).encode())
         _state_hash(h, self.head.state_dict())
         _state_hash(h, self.backbone.model.state_dict())
         return h.hexdigest()[:16]

@@ -151,7 +151,8 @@ def experiment() -> None:
 @experiment.command("ablation")
 @common_options
 @click.option("--variants", default=None, help="Comma-separated subset of: no_conba, linear, conba, conba_codes, "
-                                               "no_control, no_feedback, tokens, scan, conba_short (default: all).")
+                                               "no_control, no_feedback, no_state_path, tokens, scan, conba_short "
+                                               "(default: all).")
 @friendly_errors
 @_examples("  conba experiment ablation -d ../shared/data -o docs/experiments/ablation\n"
            "  conba experiment ablation -d ../shared/data -o runs/abl --variants conba,no_control --seeds 0,1,2")

@@ -25,9 +25,20 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
 @click.option("--head-mode", type=click.Choice(["pooled", "tokens"]), default="pooled", show_default=True,
               help="ConbaLayer on one pooled vector (research code) or as a recurrence over tokens.")
 @click.option("--state-dim", default=16, show_default=True, help="SSM state size n (conba-scan).")
+@click.option("--state-a", type=click.Choice(["diag", "dense"]), default="diag", show_default=True,
+              help="A of --head-mode tokens: diagonal (parallel scan) or dense d×d (sequential loop).")
 @click.option("--no-control", is_flag=True, help="Ablation: switch control_weight off.")
-@click.option("--no-feedback", is_flag=True, help="Ablation: switch feedback_weight off.")
-@click.option("--control-codes", is_flag=True, help="Condition control_weight on a language code (CTRL).")
+@click.option("--no-feedback", is_flag=True,
+              help="Ablation: switch feedback_weight off (the state is kept, added unweighted).")
+@click.option("--no-state", is_flag=True,
+              help="Ablation: remove the state (A, B; conba-scan: the SSM); feedback term 0.")
+@click.option("--no-state-path", is_flag=True, help="Ablation: --no-state and --no-feedback (the old --no-feedback).")
+@click.option("--no-residual", is_flag=True,
+              help="ConbaLayer heads without the residual (random start instead of the pooled vector).")
+@click.option("--control-codes", type=click.Choice(["offset", "prefix", "both", "none"]), default="none",
+              is_flag=False, flag_value="offset", show_default=True,
+              help="Language control codes (CTRL): offset to control_weight, prefix code after CLS at the "
+                   "backbone's input, both, or none. A bare --control-codes means offset.")
 @click.option("--tune", type=click.Choice(["none", "top-k", "full"]), default="none", show_default=True,
               help="Backbone tuning: frozen+cached, top k layers, or all layers.")
 @click.option("-k", "--top-k", default=2, show_default=True, help="Layers trained with --tune top-k.")
@@ -56,7 +67,8 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
 @view_option
 @friendly_errors
 def train(train_files: tuple[Path, ...], dev: tuple[Path, ...], out: Path, restart: bool,
-          progress: bool | None, no_control: bool, no_feedback: bool, **opts) -> None:
+          progress: bool | None, no_control: bool, no_feedback: bool, no_state: bool, no_state_path: bool,
+          no_residual: bool, **opts) -> None:
     """Train a model on grouped JSONL files (or the research pair format).
 
     An interrupted run resumes from OUT/training/checkpoint when started again with the same
@@ -68,6 +80,7 @@ def train(train_files: tuple[Path, ...], dev: tuple[Path, ...], out: Path, resta
     Examples:
       conba train ../shared/data/mbxp_train.jsonl -d ../shared/data/mbxp_dev.jsonl -o runs/m1
       conba train train.jsonl -d dev.jsonl -o runs/m2 --tune top-k -k 2 --head conba-scan --control-codes
+      conba train train.jsonl -d dev.jsonl -o runs/m3 --head linear --control-codes prefix
     """
     from conba.cli.common import show_progress
     from conba.train.config import TrainConfig
@@ -75,6 +88,7 @@ def train(train_files: tuple[Path, ...], dev: tuple[Path, ...], out: Path, resta
 
     opts["view"] = opts.get("view") or "raw"  # no model to take a view from yet
     cfg = TrainConfig(train=[str(p) for p in train_files], dev=[str(p) for p in dev], out=str(out),
-                      use_control=not no_control, use_feedback=not no_feedback, **opts)
+                      use_control=not no_control, use_feedback=not (no_feedback or no_state_path),
+                      use_state=not (no_state or no_state_path), residual=not no_residual, **opts)
     run(cfg, restart=restart, progress=show_progress() if progress is None else progress,
         log=lambda m: click.echo(m, err=True))

@@ -30,6 +30,7 @@ import torch
 from torch import nn
 
 from conba.errors import ConbaError
+from conba.heads.prefix import require_no_prefix
 from conba.prune.forward import embed_input, require_own_loop, run_layer
 from conba.prune.scorer import keep_score
 from conba.utils.io import write_json_atomic
@@ -175,6 +176,7 @@ def export_onnx(model, directory: str | Path, quantize: bool = True, prune: bool
     """Write the segments and ``manifest.json`` of ``model`` to ``directory`` (built in a temporary
     folder, then moved into place). ``prune``: cut at the pruner's layers and export its scorers."""
     require_onnx()
+    require_no_prefix(model.head, "the ONNX engine")
     directory = Path(directory)
     backbone = model.backbone
     require_own_loop(backbone, "the ONNX engine")

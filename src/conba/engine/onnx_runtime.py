@@ -19,6 +19,7 @@ import torch
 from conba.engine.onnx_export import MANIFEST, export_onnx, read_manifest, require_onnx
 from conba.engine.threads import requested_threads
 from conba.errors import ConfigError, FormatError
+from conba.heads.prefix import require_no_prefix
 from conba.prune.config import PruneConfig
 from conba.prune.forward import PrunedStates, dropped_sum
 from conba.prune.mask import hard_keep_indices
@@ -96,6 +97,7 @@ def onnx_encoder(model, engine: str, prune: bool) -> OnnxEncoder:
     Built from the weights at first use; after changing weights call ``model._engines.clear()``.
     """
     require_onnx()
+    require_no_prefix(model.head, "the ONNX engine")
     if engine not in ("onnx", "onnx-fp32"):
         raise ConfigError(f"unknown ONNX engine {engine!r} (onnx, onnx-fp32)")
     prune = bool(prune and model.pruner is not None)

@@ -2,11 +2,16 @@
 
 Variants: no_conba (the frozen backbone, mean-pooled, untrained), linear (a trained linear head, no
 ConbaLayer), conba (full ConbaLayer on the pooled vector), conba_codes (+ language control codes: the
-shipped model's recipe), no_control, no_feedback, tokens (ConbaLayer as a recurrence over the token
+shipped model's recipe), no_control (without control_weight), no_feedback (without feedback_weight: the
+state is kept and added unweighted), no_state_path (without the state path: B, and A over tokens, and
+feedback_weight; called no_feedback before), tokens (ConbaLayer as a recurrence over the token
 states), scan (conba-scan, the S6 selective SSM with the ConbaLayer gate) and conba_short (the pooled
 ConbaLayer trained with the over-tokens heads' small budget, so tokens / scan can be compared with it at
 equal steps). Each trained variant runs with every seed; the report gives mean ± std of MAP@R (per
 language pair too), F1 and AUC.
+
+``no_state`` (``conba train --no-state``: B removed, feedback term 0) is not a separate variant: with no
+state there is nothing for feedback_weight to weigh, so it builds the same head as ``no_state_path``.
 """
 
 from __future__ import annotations
@@ -27,7 +32,10 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("conba", "ConbaLayer, pooled (full)"),
     REFERENCE,
     Variant("no_control", "ConbaLayer, pooled, without control_weight", use_control=False),
-    Variant("no_feedback", "ConbaLayer, pooled, without feedback_weight", use_feedback=False),
+    Variant("no_feedback", "ConbaLayer, pooled, without feedback_weight (state kept, added unweighted)",
+            use_feedback=False),
+    Variant("no_state_path", "ConbaLayer, pooled, without the state path (B, feedback_weight)",
+            use_feedback=False, use_state=False),
     Variant("tokens", "ConbaLayer over tokens (recurrence)", head_mode="tokens"),
     Variant("scan", "conba-scan (S6 selective scan) over tokens", head="conba-scan"),
     Variant("conba_short", "ConbaLayer, pooled, trained with the over-tokens budget (a control for "

@@ -39,8 +39,9 @@ class Variant:
     head: str = "conba"
     head_mode: str = "pooled"
     use_control: bool = True
-    use_feedback: bool = True
-    control_codes: bool = False
+    use_feedback: bool = True   # feedback_weight only (the state stays)
+    use_state: bool = True      # the state A/B (conba-scan: the SSM)
+    control_codes: str = "none"  # none | offset | prefix | both
     trained: bool = True
     short: bool = False      # train with the over-tokens heads' budget (token_steps, token_epochs, P)
 
@@ -54,12 +55,14 @@ class Variant:
         return self.token_head or self.short
 
     def head_config(self, languages: list[str]) -> HeadConfig:
+        coded = self.control_codes != "none"
         return HeadConfig(kind=self.head, mode=self.head_mode, use_control=self.use_control,
-                          use_feedback=self.use_feedback, languages=languages if self.control_codes else [])
+                          use_feedback=self.use_feedback, use_state=self.use_state,
+                          languages=languages if coded else [], code_mode=self.control_codes if coded else "offset")
 
 
 # The recipe of the shipped default model: seed ConbaLayer on the pooled vector + language control codes.
-REFERENCE = Variant("conba_codes", "ConbaLayer (pooled) + control codes", control_codes=True)
+REFERENCE = Variant("conba_codes", "ConbaLayer (pooled) + control codes", control_codes="offset")
 
 
 @dataclass
@@ -158,7 +161,7 @@ class Runner:
         tc = TrainConfig(
             train=[self.prepared.train_path], dev=[self.prepared.select.path], out="", backbone=c.backbone,
             max_length=c.max_length, head=v.head, head_mode=v.head_mode, use_control=v.use_control,
-            use_feedback=v.use_feedback, control_codes=v.control_codes, tune="none",
+            use_feedback=v.use_feedback, use_state=v.use_state, control_codes=v.control_codes, tune="none",
             temperature=c.temperature if temperature is None else temperature,
             groups_per_batch=c.token_groups_per_batch if v.limited else c.groups_per_batch,
             per_group=c.per_group, epochs=c.token_epochs if v.limited else c.epochs, patience=c.patience,

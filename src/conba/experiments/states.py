@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from conba.heads.prefix import run_prefixed
 from conba.train.features import TokenStates, _backbone_key, compute_states, default_cache_dir
 
 
@@ -45,8 +46,11 @@ def pooled_states(states: TokenStates) -> TokenStates:
 
 
 def head_reads_pooled_mean(head) -> bool:
-    """True when ``head`` only sees the masked mean of the token states (so pooled_states is exact)."""
-    return not head.needs_tokens and head.config.pooling == "mean"
+    """True when ``head`` only sees the masked mean of the token states (so pooled_states is exact).
+
+    Never with prefix control codes: those heads read the embedding layer's states (layer 0) and run
+    the backbone with the language code inserted."""
+    return not head.needs_tokens and head.config.pooling == "mean" and getattr(head, "prefix", None) is None
 
 
 @contextlib.contextmanager
@@ -111,19 +115,24 @@ class StatesProvider:
 @torch.inference_mode()
 def embed_states(model, states: TokenStates, languages: Sequence[str], batch_size: int = 64,
                  device: str | torch.device = "cpu") -> np.ndarray:
-    """L2-normalised embeddings (n, out_dim) of ``model.head`` over cached final-layer states."""
+    """L2-normalised embeddings (n, out_dim) of ``model.head`` over cached final-layer states (with prefix
+    control codes: over cached embedding-layer states, run through the backbone with the codes)."""
     head = model.head
     back = model.device
-    head.eval()
-    head.to(device)
+    moved = model if head.prefix is not None else head
+    moved.eval()
+    moved.to(device)
     order = np.argsort(-states.lengths(), kind="stable")
     out = torch.zeros(len(states), model.dim)
     for s in range(0, len(order), batch_size):
         idx = [int(i) for i in order[s:s + batch_size]]
         x, mask = states.batch(idx)
         lang_ids = head.language_ids([languages[i] for i in idx]).to(device)
-        out[idx] = head(x.to(device), mask.to(device), lang_ids).float().cpu()
-    head.to(back)
+        x, mask = x.to(device), mask.to(device)
+        if head.prefix is not None:
+            x = run_prefixed(model.backbone, head.prefix, x, mask.long(), lang_ids)
+        out[idx] = head(x, mask, lang_ids).float().cpu()
+    moved.to(back)
     return torch.nn.functional.normalize(out, dim=-1).numpy()
 
 
@@ -135,5 +144,6 @@ def embed_records(model, records, provider: StatesProvider, tokens: int = 0, bat
     (mean-pooling heads get the pooled vectors).
     """
     tokens = -1 if head_reads_pooled_mean(model.head) else (tokens if model.head.needs_tokens else 0)
-    states = provider.get(model.backbone, [r.code for r in records], tokens=tokens, desc=desc)
+    layer = 0 if model.head.prefix is not None else None
+    states = provider.get(model.backbone, [r.code for r in records], layer, tokens=tokens, desc=desc)
     return embed_states(model, states, [r.language for r in records], batch_size, device)

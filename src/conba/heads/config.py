@@ -20,6 +20,12 @@ from conba.errors import ConfigError
 HEAD_KINDS: tuple[str, ...] = ("conba", "conba-scan", "linear", "none")
 MODES: tuple[str, ...] = ("pooled", "tokens")
 POOLINGS: tuple[str, ...] = ("mean", "cls")
+STATE_AS: tuple[str, ...] = ("diag", "dense")
+CODE_MODES: tuple[str, ...] = ("offset", "prefix", "both")
+
+# What a head config saved before these keys existed meant (``upgrade_legacy``): no residual, a dense
+# A over tokens, ``use_feedback`` switching the whole state path, codes only as the offset.
+LEGACY_VALUES: dict[str, Any] = {"residual": False, "state_a": "dense", "code_mode": "offset"}
 
 
 def _is_int(v: Any) -> bool:
@@ -31,9 +37,20 @@ class HeadConfig:
     """Which head to build and its sizes.
 
     ``mode`` only matters for kind "conba". ``pooling`` picks how pooled heads (none, linear,
-    conba/pooled) reduce the token states; token heads (conba/tokens, conba-scan) always take the
-    masked mean of their per-token outputs. Control codes are on when ``languages`` is non-empty
-    and ``use_control`` is True (with ``use_control=False`` they are ignored).
+    conba/pooled) reduce the token states, and the residual of the ConbaLayer heads; token heads
+    (conba/tokens, conba-scan) always take the masked mean of their per-token outputs.
+
+    ConbaLayer heads (conba, conba-scan):
+      * ``residual``: embedding = pool(x) + fc2(...) with fc2 zero-initialised, so a fresh head
+        returns the pooled backbone vector (as the identity-initialised linear head does).
+      * ``use_state``: the state (A, B; conba-scan: the S6 SSM). False: no state, feedback term 0.
+      * ``use_feedback``: the learnable ``feedback_weight`` on the state term (False: weight 1).
+      * ``use_control``: the learnable ``control_weight`` (and the offset control codes).
+      * ``state_a`` (conba over tokens): "diag" (A = diag(exp(-exp(A_log))), parallel scan) or
+        "dense" (a full d × d A, sequential loop).
+    Control codes are on when ``languages`` is non-empty: ``code_mode`` "offset" adds W · code(lang)
+    to control_weight (conba kinds with ``use_control`` only), "prefix" inserts a learned code
+    vector after the CLS token at the backbone's embedding layer (every kind), "both" does both.
     """
 
     kind: str = "conba"
@@ -47,6 +64,10 @@ class HeadConfig:
     use_feedback: bool = True
     languages: list[str] = field(default_factory=list)
     code_dim: int = 16
+    residual: bool = True
+    state_a: str = "diag"
+    use_state: bool = True
+    code_mode: str = "offset"
 
     def __post_init__(self) -> None:
         if isinstance(self.languages, tuple):
@@ -64,7 +85,14 @@ class HeadConfig:
 
     @property
     def uses_control_codes(self) -> bool:
-        return bool(self.languages) and self.use_control and self.kind in ("conba", "conba-scan")
+        """Offset control codes (W · code(lang) added to control_weight) are built."""
+        return (bool(self.languages) and self.use_control and self.kind in ("conba", "conba-scan")
+                and self.code_mode in ("offset", "both"))
+
+    @property
+    def uses_prefix_codes(self) -> bool:
+        """A learned code vector per language is inserted after CLS at the backbone's embedding layer."""
+        return bool(self.languages) and self.code_mode in ("prefix", "both")
 
     # ------------------------------------------------------------------ checks
     def validate(self) -> None:
@@ -86,7 +114,11 @@ class HeadConfig:
             raise ConfigError(f"HeadConfig.mode must be one of {list(MODES)}, got {self.mode!r}")
         if self.pooling not in POOLINGS:
             raise ConfigError(f"HeadConfig.pooling must be one of {list(POOLINGS)}, got {self.pooling!r}")
-        for name in ("use_control", "use_feedback"):
+        if self.state_a not in STATE_AS:
+            raise ConfigError(f"HeadConfig.state_a must be one of {list(STATE_AS)}, got {self.state_a!r}")
+        if self.code_mode not in CODE_MODES:
+            raise ConfigError(f"HeadConfig.code_mode must be one of {list(CODE_MODES)}, got {self.code_mode!r}")
+        for name in ("use_control", "use_feedback", "use_state", "residual"):
             v = getattr(self, name)
             if not isinstance(v, bool):
                 raise ConfigError(f"HeadConfig.{name} must be a bool, got {v!r}")
@@ -107,6 +139,17 @@ class HeadConfig:
         d["languages"] = list(self.languages)
         return d
 
+    def fingerprint_dict(self) -> dict[str, Any]:
+        """``to_dict`` without the keys that hold their legacy value, so a model saved before those
+        keys existed keeps its fingerprint (and the indexes and SDTP pruners keyed by it)."""
+        d = self.to_dict()
+        for key, value in LEGACY_VALUES.items():
+            if d[key] == value:
+                del d[key]
+        if d["use_state"] == d["use_feedback"]:
+            del d["use_state"]
+        return d
+
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> HeadConfig:
         if not isinstance(d, Mapping):
@@ -119,3 +162,17 @@ class HeadConfig:
         if isinstance(kwargs.get("languages"), tuple):
             kwargs["languages"] = list(kwargs["languages"])
         return cls(**kwargs)
+
+
+def upgrade_legacy(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A saved head config dict with the keys added since filled in with their legacy meaning.
+
+    Before ``use_state`` existed, ``use_feedback=False`` removed the whole state path (A, B and
+    feedback_weight): it maps to ``use_state=False, use_feedback=False``.
+    """
+    d = dict(raw)
+    if "use_state" not in d:
+        d["use_state"] = d.get("use_feedback", True)
+    for key, value in LEGACY_VALUES.items():
+        d.setdefault(key, value)
+    return d

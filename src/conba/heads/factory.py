@@ -1,8 +1,9 @@
 """Build, save and load heads.
 
 A saved head is a folder with ``head_config.json`` (``HeadConfig.to_dict()``) and ``head.safetensors``
-(the state dict). Both are written to a temporary file in the same folder and moved into place with
-``os.replace``, so a crash never leaves a half-written file under the final name.
+(the state dict). A config saved before keys were added loads with their legacy meaning
+(``conba.heads.config.upgrade_legacy``). Both are written to a temporary file in the same folder and
+moved into place with ``os.replace``, so a crash never leaves a half-written file under the final name.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from safetensors.torch import load_file, save_file
 from conba.errors import FormatError
 from conba.heads.base import Head
 from conba.heads.baselines import LinearHead, PoolingHead
-from conba.heads.config import HeadConfig
+from conba.heads.config import HeadConfig, upgrade_legacy
 from conba.heads.seed_layer import ConbaLayer
 from conba.heads.selective_scan import ConbaScan
 from conba.utils.io import atomic_write
@@ -78,7 +79,7 @@ def load_head(directory: str | os.PathLike[str], device: str | torch.device = "c
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise FormatError(f"corrupt head config {config_path}: {_one_line(err)}") from err
     try:
-        config = HeadConfig.from_dict(raw)
+        config = HeadConfig.from_dict(upgrade_legacy(raw) if isinstance(raw, dict) else raw)
     except (TypeError, ValueError) as err:
         raise FormatError(f"bad head config {config_path}: {_one_line(err)}") from err
     try:

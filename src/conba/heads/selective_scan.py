@@ -15,18 +15,27 @@ Per position t (x_t shape (b, d)):
     h_t         = ΔA_t ⊙ h_{t-1} + ΔB_t x_t                 h_0 = 0
     y_t         = einsum('bldn,bln->bld', h, C) + D ⊙ x_t
     out_t       = swish(selective_fc(x_t)) ⊙ x_t ⊙ control_weight + y_t ⊙ feedback_weight
-    embedding   = fc2(masked mean of out_t over real tokens)
+    embedding   = pool(x) + fc2(masked mean of out_t over real tokens)   (fc2 zero at init)
 
 Padded positions get Δ = 0, so ΔA = 1 and ΔB·x = 0: the state passes through unchanged, which makes
-left and right padding equivalent. ``use_control=False``: no control weight (nor codes);
-``use_feedback=False``: out_t = adjusted_t, the SSM is not used and not created.
+left and right padding equivalent. ``use_control=False``: no control weight (nor offset codes);
+``use_feedback=False``: no feedback_weight (out_t = adjusted_t + y_t); ``use_state=False``:
+out_t = adjusted_t, the SSM is not created. ``residual=False`` (heads saved before the residual
+existed): embedding = fc2(...), fc2 randomly initialised.
 
-The recurrence h_t is computed by ``selective_scan``: a Hillis–Steele (doubling) inclusive scan over l,
-log2(l) vectorised steps on the pairs (ΔA_t, ΔB_t x_t) with the associative operator
-(a1, b1) ∘ (a2, b2) = (a1·a2, a2·b1 + b2). ``selective_scan_reference`` is the sequential loop.
+Initialisation as in the Mamba reference code (mamba_ssm/modules/mamba_simple.py): A_log = log(1..n) in
+every row (S4D-real, A_n = -n); dt_proj.weight uniform in ±dt_rank^-0.5; dt_proj.bias = softplus⁻¹(dt)
+with dt log-uniform in [DT_MIN, DT_MAX] = [0.001, 0.1] (floored at 1e-4), so Δ starts small and the
+slowest state (A = -1) keeps a token's contribution for about 1/Δ ≈ 10 to 1000 tokens. (The default
+nn.Linear bias put Δ near softplus(0) ≈ 0.7, and with A_n = -n the state forgot within a token or two.)
+
+The recurrence h_t is computed by ``conba.heads.scan.linear_scan`` on log ΔA = Δ ⊙ A (a chunked
+log-space scan, no Python loop over l); ``selective_scan_reference`` is the sequential loop.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 import torch.nn.functional as F
@@ -35,47 +44,41 @@ from torch import nn
 from conba.heads.base import Head
 from conba.heads.config import HeadConfig
 from conba.heads.pooling import as_mask, masked_mean
+from conba.heads.scan import linear_scan, linear_scan_reference
+
+DT_MIN, DT_MAX, DT_FLOOR = 0.001, 0.1, 1e-4
 
 
-def selective_scan(deltaA: torch.Tensor, deltaBx: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
-    """Vectorised selective scan (Hillis–Steele doubling, log2(l) steps, no loop over l).
+def selective_scan(log_deltaA: torch.Tensor, deltaBx: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
+    """Selective scan without a loop over l.
 
     Args:
-        deltaA: shape (b, l, d, n)
+        log_deltaA: shape (b, l, d, n), log ΔA = Δ ⊙ A (≤ 0; 0 at padded positions)
         deltaBx: shape (b, l, d, n)
         C: shape (b, l, n)
     Returns:
         y: shape (b, l, d) = einsum('bldn,bln->bld', h, C), h_t = ΔA_t ⊙ h_{t-1} + ΔB_t x_t, h_0 = 0
     """
-    a, h = deltaA, deltaBx
-    l = a.shape[1]
-    k = 1
-    while k < l:
-        # (a_{t-k}, h_{t-k}) ∘ (a_t, h_t) = (a_{t-k}·a_t, a_t·h_{t-k} + h_t) for t >= k
-        h = torch.cat([h[:, :k], a[:, k:] * h[:, :-k] + h[:, k:]], dim=1)
-        if 2 * k < l:
-            a = torch.cat([a[:, :k], a[:, k:] * a[:, :-k]], dim=1)
-        k *= 2
-    return torch.einsum("bldn,bln->bld", h, C)
+    return torch.einsum("bldn,bln->bld", linear_scan(log_deltaA, deltaBx), C)
 
 
-def selective_scan_reference(deltaA: torch.Tensor, deltaBx: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
+def selective_scan_reference(log_deltaA: torch.Tensor, deltaBx: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
     """Sequential selective scan (python loop over l), the definition ``selective_scan`` must match.
 
     Args:
-        deltaA: shape (b, l, d, n)
+        log_deltaA: shape (b, l, d, n)
         deltaBx: shape (b, l, d, n)
         C: shape (b, l, n)
     Returns:
         y: shape (b, l, d)
     """
-    b, l, d, n = deltaA.shape
-    h = deltaA.new_zeros(b, d, n)
-    ys = []
-    for t in range(l):
-        h = deltaA[:, t] * h + deltaBx[:, t]
-        ys.append(torch.einsum("bdn,bn->bd", h, C[:, t]))
-    return torch.stack(ys, dim=1) if ys else deltaA.new_zeros(b, 0, d)
+    return torch.einsum("bldn,bln->bld", linear_scan_reference(torch.exp(log_deltaA), deltaBx), C)
+
+
+def mamba_dt_bias(d: int, dt_min: float = DT_MIN, dt_max: float = DT_MAX, floor: float = DT_FLOOR) -> torch.Tensor:
+    """dt_proj.bias as in Mamba: softplus(bias) = dt, dt log-uniform in [dt_min, dt_max], shape (d,)."""
+    dt = torch.exp(torch.rand(d) * (math.log(dt_max) - math.log(dt_min)) + math.log(dt_min)).clamp(min=floor)
+    return dt + torch.log(-torch.expm1(-dt))  # inverse of softplus
 
 
 class ConbaScan(Head):
@@ -87,13 +90,16 @@ class ConbaScan(Head):
             raise ValueError(f"ConbaScan needs kind 'conba-scan', got {config.kind!r}")
         d, n, r = config.dim, config.state_dim, config.resolved_dt_rank
         self._build_gate(config)
-        if config.use_feedback:
+        if config.use_state:
             self.x_proj = nn.Linear(d, r + 2 * n, bias=False)
             self.dt_proj = nn.Linear(r, d)
+            with torch.no_grad():
+                nn.init.uniform_(self.dt_proj.weight, -r ** -0.5, r ** -0.5)
+                self.dt_proj.bias.copy_(mamba_dt_bias(d))
             # S4D-real init: A[:, i] = -(i + 1)
             self.A_log = nn.Parameter(torch.log(torch.arange(1, n + 1, dtype=torch.float32)).repeat(d, 1))
             self.D = nn.Parameter(torch.ones(d))
-        self.fc2 = nn.Linear(d, config.resolved_out_dim)
+        self._build_output(config)
 
     @property
     def needs_tokens(self) -> bool:
@@ -112,9 +118,9 @@ class ConbaScan(Head):
         A = -torch.exp(self.A_log.to(x.dtype))  # (d, n)
         delta, B, C = self.x_proj(x).split([r, n, n], dim=-1)  # (b, l, r), (b, l, n), (b, l, n)
         delta = F.softplus(self.dt_proj(delta)) * mask.unsqueeze(-1).to(x.dtype)  # (b, l, d)
-        deltaA = torch.exp(torch.einsum("bld,dn->bldn", delta, A))
+        log_deltaA = torch.einsum("bld,dn->bldn", delta, A)
         deltaBx = torch.einsum("bld,bln,bld->bldn", delta, B, x)
-        return selective_scan(deltaA, deltaBx, C) + x * self.D
+        return selective_scan(log_deltaA, deltaBx, C) + x * self.D
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None,
                 lang_ids: torch.Tensor | None = None) -> torch.Tensor:
@@ -129,8 +135,7 @@ class ConbaScan(Head):
         """
         m = as_mask(mask, x)
         out = self._adjusted(x, self._control(lang_ids, x.shape[0]))  # (b, l, d)
-        if self.config.use_feedback:
-            out = out + self.ssm(x, m) * self.feedback_weight
+        if self.config.use_state:
+            out = out + self._feedback(self.ssm(x, m))
         # fc2 is affine, so the masked mean before fc2 equals fc2 then the mean (1/l of the cost).
-        return self.fc2(masked_mean(out, m))
-
+        return self._output(masked_mean(out, m), x, m)

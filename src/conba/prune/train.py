@@ -28,6 +28,7 @@ import torch
 
 from conba.engine.batching import pad_batch, pad_token_id
 from conba.errors import ConfigError
+from conba.heads.prefix import require_no_prefix
 from conba.prune.checkpoint import load_checkpoint, save_checkpoint
 from conba.prune.config import PruneConfig
 from conba.prune.forward import embed_input, hard_mask, require_own_loop, run_layer, soft_states, weighted_mean
@@ -255,6 +256,7 @@ def train_pruner(cfg: PruneTrainConfig, restart: bool = False, log: Callable[[st
     model.pruner = None
     model.eval()
     require_own_loop(model.backbone, "SDTP pruning")
+    require_no_prefix(model.head, "SDTP pruning")
     layers = list(cfg.layers) or default_layers(model.backbone.num_layers)
     cfg.layers = layers
     pcfg = PruneConfig(layers=layers, keep_ratio=cfg.keep_ratio, keep_first=cfg.keep_first, keep_tail=cfg.keep_tail,

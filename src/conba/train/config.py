@@ -8,6 +8,8 @@ from conba.errors import ConfigError
 
 TUNE_MODES = ("none", "top-k", "full")
 LOSSES = ("supcon", "simclr")
+CONTROL_CODES = ("none", "offset", "prefix", "both")
+STATE_AS = ("diag", "dense")
 
 
 @dataclass
@@ -22,8 +24,11 @@ class TrainConfig:
     head_mode: str = "pooled"      # conba: pooled | tokens
     state_dim: int = 16
     use_control: bool = True
-    use_feedback: bool = True
-    control_codes: bool = False
+    use_feedback: bool = True      # feedback_weight (False: the state is added unweighted)
+    use_state: bool = True         # the state A/B (conba-scan: the SSM); False: no state, feedback term 0
+    state_a: str = "diag"          # conba over tokens: diag (parallel scan) | dense (sequential loop)
+    residual: bool = True          # ConbaLayer heads start as the identity: pool(x) + fc2(...), fc2 = 0
+    control_codes: str = "none"    # none | offset (control_weight) | prefix (code after CLS) | both
     tune: str = "none"             # none | top-k | full
     top_k: int = 2
     loss: str = "supcon"
@@ -49,7 +54,15 @@ class TrainConfig:
     warmup_steps: int = 100        # linear warm-up of the backbone learning rate
     view: str = "raw"              # input view of train/dev snippets, saved with the model (conba.syntax.view)
 
+    def __post_init__(self) -> None:
+        if isinstance(self.control_codes, bool):  # the old boolean flag meant the offset codes
+            self.control_codes = "offset" if self.control_codes else "none"
+
     def validate(self) -> TrainConfig:
+        if self.control_codes not in CONTROL_CODES:
+            raise ValueError(f"control_codes must be one of {CONTROL_CODES}, got {self.control_codes!r}")
+        if self.state_a not in STATE_AS:
+            raise ValueError(f"state_a must be one of {STATE_AS}, got {self.state_a!r}")
         if not self.train:
             raise ConfigError("no training data given")
         if self.tune not in TUNE_MODES:
@@ -76,8 +89,15 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> TrainConfig:
+        """Also reads configs saved before ``use_state`` existed: their ``use_feedback=False`` removed the
+        whole state path, and their heads had no residual and a dense A."""
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        d = {k: v for k, v in data.items() if k in known}
+        if "use_state" not in d:
+            d["use_state"] = d.get("use_feedback", True)
+            d.setdefault("residual", False)
+            d.setdefault("state_a", "dense")
+        return cls(**d)
 
     def run_signature(self) -> dict:
         """What must match for a checkpoint to be resumed (epochs/patience may change)."""

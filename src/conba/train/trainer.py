@@ -23,7 +23,7 @@ from conba.encoder.backbone import BackboneConfig
 from conba.errors import UsageError
 from conba.eval.metrics import cross_language_retrieval, embedding_similarity
 from conba.eval.pairs import balanced_pairs, calibrate_threshold
-from conba.heads import HeadConfig
+from conba.heads import HeadConfig, run_prefixed
 from conba.model import ConbaModel
 from conba.train.config import TrainConfig
 from conba.train.features import TokenStates, compute_states, default_cache_dir
@@ -81,8 +81,10 @@ class Trainer:
         langs = sorted({r.language for r in self.train_records})
         head_cfg = HeadConfig(
             kind=config.head, mode=config.head_mode, state_dim=config.state_dim,
-            use_control=config.use_control, use_feedback=config.use_feedback,
-            languages=langs if config.control_codes else [],
+            use_control=config.use_control, use_feedback=config.use_feedback, use_state=config.use_state,
+            state_a=config.state_a, residual=config.residual,
+            languages=langs if config.control_codes != "none" else [],
+            code_mode=config.control_codes if config.control_codes != "none" else "offset",
         )
         bcfg = BackboneConfig(name_or_path=_canonical(config.backbone), max_length=config.max_length,
                               split_identifiers=config.split_identifiers)
@@ -90,6 +92,8 @@ class Trainer:
         self.model.info = {"trained_on": [Path(p).name for p in config.train], "train_config": config.to_dict()}
         bb = self.model.backbone
         self.start_layer = {"none": bb.num_layers, "top-k": bb.num_layers - config.top_k, "full": 0}[config.tune]
+        if self.model.head.prefix is not None:  # the code enters at the embedding layer: cache layer 0
+            self.start_layer = 0
         bb.set_trainable(config.tune, config.top_k)
         self.device = resolve_device(config.device)
         self.model.to(self.device)
@@ -112,7 +116,7 @@ class Trainer:
 
     # ------------------------------------------------------------------ features
     def _states(self, records: list[CodeRecord], desc: str) -> TokenStates | None:
-        if self.cfg.tune == "full":
+        if self.cfg.tune == "full" and self.model.head.prefix is None:
             return None
         cache = Path(self.cfg.cache_dir) if self.cfg.cache_dir else default_cache_dir()
         tag = "" if self.cfg.view == "raw" else f"view={self.cfg.view}"  # raw keeps the old cache keys
@@ -120,9 +124,18 @@ class Trainer:
                               self.cfg.batch_size, desc=desc, progress=self.progress, tag=tag)
 
     def _embed(self, records: list[CodeRecord], states: TokenStates | None, idx: list[int]) -> torch.Tensor:
-        """Embeddings (b, out_dim) of records ``idx``; the backbone may run in bf16, the head runs in fp32."""
+        """Embeddings (b, out_dim) of records ``idx``; the backbone may run in bf16, the head runs in fp32.
+
+        With prefix control codes the cached states are the embedding layer's (layer 0) and every layer
+        runs with the language code inserted after CLS (the frozen layers pass its gradient through)."""
         bb, head, dev = self.model.backbone, self.model.head, self.device
         lang_ids = head.language_ids([records[i].language for i in idx]).to(dev)
+        if head.prefix is not None and states is not None:
+            x, mask = states.batch(idx)
+            x, mask = x.to(dev), mask.to(dev)
+            with self._autocast():
+                x = run_prefixed(bb, head.prefix, x, mask.long(), lang_ids)
+            return head(x.float(), mask, lang_ids)
         if states is None:
             enc = bb.tokenize([records[i].code for i in idx])
             mask = enc["attention_mask"].to(dev)
