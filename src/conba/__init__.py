@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from conba.client import Client
     from conba.model import ConbaModel
 
-__all__ = ["ConbaModel", "load_model", "__version__"]
+__all__ = ["Client", "ConbaModel", "load_model", "__version__"]
 
 
 def load_model(name_or_path: str = "default", prune: bool = True) -> ConbaModel:
@@ -34,4 +35,8 @@ def __getattr__(name: str) -> Any:  # lazy, so `import conba` stays light
         from conba.index import Index
 
         return Index
+    if name == "Client":  # the `conba serve` client: httpx only, no torch
+        from conba.client import Client
+
+        return Client
     raise AttributeError(name)

@@ -15,6 +15,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "search": ("conba.cli.search_cmd", "search", "Find the indexed functions most similar to a snippet."),
     "clones": ("conba.cli.clones_cmd", "clones", "Find clone pairs/classes in an index (JSONL, CSV, HTML)."),
     "compare": ("conba.cli.compare_cmd", "compare", "Similarity of two files or snippets; clone or not."),
+    "serve": ("conba.cli.serve_cmd", "serve", "Serve search/compare/encode/clones over HTTP (model kept warm)."),
     "prune": ("conba.cli.prune_cmd", "prune", "SDTP token pruning: train a pruning module for faster encoding."),
     "bench": ("conba.cli.bench_cmd", "bench", "Benchmarks (speed: conba variants vs sentence-transformers)."),
     "experiment": ("conba.cli.experiment_cmd", "experiment", "Research experiments (ablation, classifiers, ...)."),
@@ -46,6 +47,7 @@ def cli() -> None:
     \b
     Environment:
       CONBA_MODEL   default model for every command (name or folder; default: the shipped model)
+      CONBA_TOKEN   bearer token that `conba serve` requires and `conba.Client` sends
     """
 
 
