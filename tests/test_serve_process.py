@@ -133,3 +133,20 @@ def test_search_during_reindex_then_reload(server):
         time.sleep(0.1)
     names = {h["name"] for h in client.search(NEW_CODE.split("\n\n")[3], k=5)}
     assert any(n.startswith("brand_new_") for n in names)
+
+
+def test_import_conba_stays_light():
+    code = ("import sys, conba; conba.Client; "
+            "print(sorted(m for m in ('torch', 'numpy', 'fastapi', 'httpx') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=str(ROOT / "src")),
+                         capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_serve_help_names_the_token_env():
+    from click.testing import CliRunner
+
+    from conba.cli.main import cli
+
+    out = CliRunner().invoke(cli, ["serve", "--help"])
+    assert out.exit_code == 0 and "CONBA_TOKEN" in out.output and "127.0.0.1" in out.output

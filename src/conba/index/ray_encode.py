@@ -100,6 +100,7 @@ class RayEncoder:
                  max_actors: int | None = None):
         if cpus_per_actor < 1:
             raise ValueError("cpus_per_actor must be >= 1")
+        import_ray()  # fail before the index is touched
         self.address, self.model_name = address or None, model_name
         self.cpus_per_actor, self.max_actors = cpus_per_actor, max_actors
         self.actors = 0
