@@ -9,6 +9,8 @@ keeps reading the old rows, so a search never mixes old vectors with new rows (n
 manifest file changed, no writer holds the index lock, and the database says ``ready``; it checks
 that the manifest did not change while it read, so the rows and the vectors belong together.
 Every read runs on the holder's single thread, since an SQLite connection is bound to its thread.
+While a snapshot is open, SQLite cannot checkpoint the write-ahead log past it, so ``index.sqlite-wal``
+grows during a re-index and shrinks again after the swap.
 """
 
 from __future__ import annotations
