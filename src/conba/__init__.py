@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from conba.client import Client
     from conba.model import ConbaModel
 
-__all__ = ["ConbaModel", "load_model", "__version__"]
+__all__ = ["Client", "ConbaModel", "load_model", "__version__"]
 
 
 def load_model(name_or_path: str = "default", prune: bool = True) -> ConbaModel:
@@ -36,4 +37,8 @@ def __getattr__(name: str) -> Any:  # lazy, so `import conba` stays light
         from conba.index import Index
 
         return Index
+    if name == "Client":  # the `conba serve` client: httpx only, no torch
+        from conba.client import Client
+
+        return Client
     raise AttributeError(name)

@@ -39,7 +39,7 @@ def parse_size(value: str) -> int:
 
 
 @click.command("index")
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
 @index_option
 @model_option
 @view_option
@@ -51,9 +51,12 @@ def parse_size(value: str) -> int:
               help="If another `conba index` is writing the same index, wait for it instead of failing.")
 @click.option("-v", "--verbose", is_flag=True, help="List every skipped file with its reason.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run's report as JSON.")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None, metavar="[ADDRESS]",
+              help="Encode on a Ray cluster (put it after PATHS): ADDRESS, or alone for $RAY_ADDRESS, a running "
+                   "local cluster or a new local one. Needs: pip install 'conba[ray]'.")
 @friendly_errors
 def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view: str | None, max_file_size: str,
-          batch_size: int, rebuild: bool, wait: bool, verbose: bool, as_json: bool) -> None:
+          batch_size: int, rebuild: bool, wait: bool, verbose: bool, as_json: bool, ray_address: str | None) -> None:
     """Index the functions of a codebase for `conba search` and `conba clones`.
 
     Walks PATHS (files or folders), respecting .gitignore and skipping vendored (node_modules,
@@ -72,17 +75,29 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
       conba index src/ lib/ --index /tmp/idx
       conba index . --model path/to/model --rebuild
       conba index . --view code --rebuild    # the model sees functions without comments and imports
+      conba index /srv/monorepo --ray                  # encode on Ray (local or $RAY_ADDRESS)
+      conba index /srv/monorepo --ray ray://head:10001  # encode on a Ray cluster
     """
     from conba.index import Index
     from conba.index.display import display_path
 
+    if not paths:
+        hint = (f" (--ray took '{ray_address}' as the cluster address: put PATHS before --ray)"
+                if ray_address and os.path.exists(ray_address) else "")
+        raise click.UsageError(f"Missing argument 'PATHS...'{hint}")
+    encoder = None
+    if ray_address is not None:
+        from conba.index.ray_encode import RayEncoder
+
+        encoder = RayEncoder(ray_address or None)
     folder = resolve_index_dir(index_dir)
     size = parse_size(max_file_size)
     def waiting(pid: str) -> None:
         click.echo(f"{folder}: waiting for another `conba index` (pid {pid}) to finish...", err=True)
 
     with Index(folder, model=resolve_model(model), rebuild=rebuild, wait=wait, on_wait=waiting, view=view) as idx:
-        report = idx.add(list(paths), max_file_size=size, batch_size=batch_size, show_progress=show_progress())
+        report = idx.add(list(paths), max_file_size=size, batch_size=batch_size, show_progress=show_progress(),
+                         encoder=encoder)
     if as_json:
         click.echo(json.dumps(report.to_dict()))
         return

@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "clones": ("conba.cli.clones_cmd", "clones", "Find clone pairs/classes in an index (JSONL, CSV, HTML)."),
     "calibrate": ("conba.cli.calibrate_cmd", "calibrate_cmd", "Clone threshold for a target precision on dev data."),
     "compare": ("conba.cli.compare_cmd", "compare", "Similarity of two files or snippets; clone or not."),
+    "serve": ("conba.cli.serve_cmd", "serve", "Serve search/compare/encode/clones over HTTP (model kept warm)."),
     "prune": ("conba.cli.prune_cmd", "prune", "SDTP token pruning: train a pruning module for faster encoding."),
     "bench": ("conba.cli.bench_cmd", "bench", "Benchmarks (speed: conba variants vs sentence-transformers)."),
     "experiment": ("conba.cli.experiment_cmd", "experiment", "Research experiments (ablation, classifiers, ...)."),
@@ -50,6 +51,7 @@ def cli() -> None:
     Environment:
       CONBA_MODEL   default model for every command (name or folder; default: the shipped model)
       CONBA_DEBUG   1: show the full traceback of any error (default: expected errors in one line)
+      CONBA_TOKEN   bearer token that `conba serve` requires and `conba.Client` sends
     """
 
 

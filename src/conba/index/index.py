@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from conba.data.records import DataError
 from conba.errors import ConfigError
 from conba.index import builder
@@ -215,14 +217,18 @@ class Index:
     # ------------------------------------------------------------------ indexing
     def add(self, paths: str | os.PathLike | Iterable[str | os.PathLike], *,
             max_file_size: int = DEFAULT_MAX_FILE_SIZE, batch_size: int = 32, commit_every: int | None = None,
-            show_progress: bool = False) -> AddReport:
-        """Index files/directories (incrementally) and rewrite the vector file. Returns a report."""
+            show_progress: bool = False, encoder: Callable[..., None] | None = None) -> AddReport:
+        """Index files/directories (incrementally) and rewrite the vector file. Returns a report.
+
+        ``encoder`` replaces the local encoding step (:func:`builder.encode_missing`, same signature):
+        e.g. :class:`conba.index.ray_encode.RayEncoder` encodes on a Ray cluster while this process
+        stays the single writer."""
         paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
         t0 = time.perf_counter()
         model = self.model  # checks the fingerprint before touching anything
         self._lock.acquire(wait=self._wait, on_wait=self._on_wait)
         try:
-            report = self._add(paths, model, max_file_size, batch_size, commit_every, show_progress)
+            report = self._add(paths, model, max_file_size, batch_size, commit_every, show_progress, encoder)
         except Exception as exc:
             self._record_failure(exc)
             self._failed = True  # close() removes a new folder in which no run has completed
@@ -233,7 +239,7 @@ class Index:
         return report
 
     def _add(self, paths: list, model: Any, max_file_size: int, batch_size: int, commit_every: int | None,
-             show_progress: bool) -> AddReport:
+             show_progress: bool, encoder: Callable[..., None] | None = None) -> AddReport:
         report = AddReport()
         previous = self._db(self.store.get_meta, "state")
         self._db(self.store.set_meta, state="building")
@@ -244,7 +250,7 @@ class Index:
             self._db(self.store.set_meta, state=previous)  # scan wrote nothing
             raise
         report.vectors_repaired = self._db(self.store.drop_corrupt_vectors)  # re-encoded just below
-        self._db(builder.encode_missing, self.store, model, report, batch_size=batch_size,
+        self._db(encoder or builder.encode_missing, self.store, model, report, batch_size=batch_size,
                  commit_every=commit_every, show_progress=show_progress)
         report.units_reused = max(0, changed - report.units_encoded)
         self._finalize()
@@ -312,6 +318,10 @@ class Index:
             self._faiss = vec.read(self.path / VECTORS_NAME, m.get("sha256"), m.get("count"))
         return self._faiss
 
+    def load_vectors(self) -> int:
+        """Read and verify the vector file now (it is otherwise read on first search); returns its size."""
+        return int(self._vectors().ntotal)
+
     def search(self, code: str, k: int = 10, language: str | None = None,
                query_language: str | None = None) -> list[Hit]:
         """The ``k`` units most similar to ``code`` (optionally only those in ``language``)."""
@@ -321,22 +331,40 @@ class Index:
             raise ConfigError("k must be >= 1")
         if not code.strip():
             raise DataError("the query is empty")
-        language = normalize_language(language) if language else None
-        index = self._vectors()
-        if index.ntotal == 0:
+        if self._vectors().ntotal == 0:
             return []
         qlang = normalize_language(query_language) if query_language else ""
         query = self.model.encode([code], languages=[qlang], show_progress_bar=False)
+        return self.search_vectors(query, k=k, language=language)[0]
+
+    def search_vectors(self, queries: np.ndarray, k: int = 10, language: str | None = None) -> list[list[Hit]]:
+        """Search with query embeddings, float32 (b, d), L2-normalised: the ``k`` best hits per query
+        (optionally only units in ``language``). ``conba serve`` batches the encoding of queries itself."""
+        from conba.data.records import normalize_language
+
+        if k < 1:
+            raise ConfigError("k must be >= 1")
+        queries = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+        language = normalize_language(language) if language else None
+        index = self._vectors()
+        results: list[list[Hit]] = [[] for _ in range(len(queries))]
+        if index.ntotal == 0:
+            return results
+        todo = list(range(len(queries)))
         fetch = k if language is None else min(index.ntotal, k * 8)
-        while True:
-            scores, ids = vec.search(index, query, fetch)
-            found = [(float(s), int(i)) for s, i in zip(scores[0], ids[0]) if i >= 0]
-            units = self._db(self.store.units, [i for _, i in found])
-            hits = [Hit(s, units[i]) for s, i in found
-                    if i in units and (language is None or units[i].language == language)]
-            if len(hits) >= k or fetch >= index.ntotal:
-                return hits[:k]
-            fetch = min(index.ntotal, fetch * 4)
+        while todo:
+            scores, ids = vec.search(index, queries[todo], fetch)
+            units = self._db(self.store.units, {int(i) for i in ids.ravel() if i >= 0})
+            again = []
+            for row, q in enumerate(todo):
+                hits = [Hit(float(s), units[int(i)]) for s, i in zip(scores[row], ids[row])
+                        if int(i) in units and (language is None or units[int(i)].language == language)]
+                if len(hits) >= k or fetch >= index.ntotal:
+                    results[q] = hits[:k]
+                else:
+                    again.append(q)
+            todo, fetch = again, min(index.ntotal, fetch * 4)
+        return results
 
     def clones(self, threshold: str | float | None = "auto", *, cross_language_only: bool = False,
                min_lines: int = 1, neighbors: int = 10, keep_trivial: bool = False,

@@ -1,0 +1,77 @@
+"""``conba serve``: the model and the index held in memory behind an HTTP API and a search page."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import click
+
+from conba.cli.common import friendly_errors, model_option
+from conba.cli.index_cmd import index_option, parse_size, resolve_index_dir, resolve_model
+
+TOKEN_ENV = "CONBA_TOKEN"
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@click.command("serve")
+@index_option
+@model_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (localhost only by default).")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
+@click.option("--token", envvar=TOKEN_ENV, default=None, metavar="TOKEN",
+              help=f"Require 'Authorization: Bearer TOKEN' on every API call. Env: {TOKEN_ENV}.")
+@click.option("--workers", default=None, type=click.IntRange(1), metavar="N",
+              help="Encoding threads (default: one per physical core).")
+@click.option("--max-body", default="1MB", show_default=True, metavar="SIZE", help="Largest request body.")
+@click.option("--max-snippets", default=64, show_default=True, type=click.IntRange(1),
+              help="Most snippets per /encode request.")
+@click.option("--max-chars", default=20_000, show_default=True, type=click.IntRange(1),
+              help="Most characters per snippet.")
+@click.option("--reload-interval", default=1.0, show_default=True, metavar="SECONDS",
+              help="How often to look for a re-indexed index (0: never).")
+@click.option("--log-level", default="info", show_default=True,
+              type=click.Choice(["critical", "error", "warning", "info", "debug"]))
+@click.option("--access-log", is_flag=True, help="Log every request.")
+@friendly_errors
+def serve(index_dir: str | None, model: str | None, host: str, port: int, token: str | None, workers: int | None,
+          max_body: str, max_snippets: int, max_chars: int, reload_interval: float, log_level: str,
+          access_log: bool) -> None:
+    """Serve search, compare, encode and clones over HTTP, with the model loaded once.
+
+    Endpoints: POST /search, POST /compare, POST /encode, GET /clones, GET /report (HTML clone
+    report), GET /health; a search page at /, API docs at /docs. The index is reloaded when
+    `conba index` updates it; searches keep using the previous one until the new one is complete.
+    Clients: `conba.Client("http://127.0.0.1:8000")` in Python, or any HTTP client.
+
+    \b
+    Examples:
+      conba serve                                  # ./.conba-index on http://127.0.0.1:8000
+      conba serve --index /srv/idx --port 9000
+      CONBA_TOKEN=s3cret conba serve --host 0.0.0.0
+      curl -s localhost:8000/search -H 'content-type: application/json' -d '{"code": "def gcd(a, b): ..."}'
+    """
+    try:
+        from conba.serve.app import create_app
+        from conba.serve.limits import Limits
+        from conba.serve.server import run
+    except ImportError as exc:
+        raise click.ClickException(f"conba serve needs FastAPI and uvicorn ({exc.name} is missing): "
+                                   "pip install 'conba[serve]'") from None
+    if not _is_loopback(host) and not token:
+        click.echo(f"warning: serving on {host} without --token: anyone who can reach it can use it", err=True)
+    limits = Limits(max_body_bytes=parse_size(max_body), max_snippets=max_snippets, max_chars=max_chars)
+    folder = resolve_index_dir(index_dir)
+    app = create_app(folder, resolve_model(model), token=token, limits=limits, workers=workers,
+                     reload_interval=reload_interval)
+    state = app.state.conba
+    click.echo(f"conba serve: http://{host}:{port} (index {folder}, model {state.model_name}, "
+               f"{state.batcher.workers} workers; API docs at /docs)", err=True)
+    run(app, host=host, port=port, log_level=log_level, access_log=access_log)

@@ -1,0 +1,115 @@
+"""``conba.Client``: the Python client of ``conba serve``, with the same calls as its HTTP API.
+
+>>> import conba
+>>> with conba.Client("http://127.0.0.1:8000") as c:     # token: CONBA_TOKEN, or token=...
+...     hits = c.search("def gcd(a, b): ...", k=5, language="java")
+...     c.compare("def f(x): return 2*x", "int f(int x) { return x*2; }", language_b="java")
+...     vectors = c.encode(["def add(a, b): return a + b"])    # float32 (n, d)
+...     for cls in c.iter_clones(cross_language_only=True): ...
+
+Needs httpx (``pip install 'conba[serve]'``); it imports neither torch nor the model.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+TOKEN_ENV = "CONBA_TOKEN"
+
+
+class ServerError(RuntimeError):
+    """The server answered with an error; ``status`` is the HTTP status, ``detail`` its message."""
+
+    def __init__(self, status: int, detail: str):
+        super().__init__(f"{status}: {detail}")
+        self.status, self.detail = status, detail
+
+
+class Client:
+    """A connection to ``conba serve`` at ``url`` (kept open; use as a context manager or ``close()``)."""
+
+    def __init__(self, url: str = "http://127.0.0.1:8000", token: str | None = None, timeout: float = 60.0):
+        try:
+            import httpx
+        except ImportError:
+            raise ImportError("conba.Client needs httpx: pip install 'conba[serve]'") from None
+        token = token if token is not None else os.environ.get(TOKEN_ENV) or None
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.url = url.rstrip("/")
+        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Client({self.url!r})"
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        r = self._http.request(method, path, **kwargs)
+        if r.status_code >= 400:
+            try:
+                detail = r.json().get("detail", r.text)
+            except ValueError:
+                detail = r.text
+            raise ServerError(r.status_code, str(detail))
+        return r.json() if r.headers.get("content-type", "").startswith("application/json") else r.text
+
+    # ------------------------------------------------------------------ the API
+    def search(self, code: str, k: int = 10, language: str | None = None, query_language: str | None = None,
+               include_code: bool = False) -> list[dict[str, Any]]:
+        """Hits (rank, score, file, name, language, start_line, end_line, kind[, code]), best first."""
+        body = {"code": code, "k": k, "language": language, "query_language": query_language,
+                "include_code": include_code}
+        return self._call("POST", "/search", json=body)["hits"]
+
+    def compare(self, a: str, b: str, language_a: str | None = None, language_b: str | None = None,
+                threshold: float | str = "auto") -> dict[str, Any]:
+        """{score, threshold, clone, languages} for two snippets."""
+        body = {"a": a, "b": b, "language_a": language_a, "language_b": language_b, "threshold": threshold}
+        return self._call("POST", "/compare", json=body)
+
+    def encode(self, snippets: str | Sequence[str], languages: str | Sequence[str | None] | None = None) -> Any:
+        """Embeddings, float32 (n, d) numpy (one snippet: (d,)); L2-normalised, in input order."""
+        import numpy as np
+
+        single = isinstance(snippets, str)
+        items = [snippets] if single else list(snippets)
+        langs = languages if languages is None or isinstance(languages, str) else list(languages)
+        out = self._call("POST", "/encode", json={"snippets": items, "languages": langs})
+        vectors = np.asarray(out["vectors"], dtype=np.float32).reshape(len(items), out["dim"])
+        return vectors[0] if single else vectors
+
+    def clones(self, threshold: float | str = "auto", cross_language_only: bool = False, min_lines: int = 1,
+               offset: int = 0, limit: int = 50, include_code: bool = False) -> dict[str, Any]:
+        """One page of clone classes: {threshold, total, offset, limit, classes: [...]}."""
+        params = {"threshold": str(threshold), "cross_language_only": cross_language_only,
+                  "min_lines": min_lines, "offset": offset, "limit": limit, "include_code": include_code}
+        return self._call("GET", "/clones", params=params)
+
+    def iter_clones(self, threshold: float | str = "auto", cross_language_only: bool = False, min_lines: int = 1,
+                    page_size: int = 100, include_code: bool = False) -> Iterator[dict[str, Any]]:
+        """Every clone class, fetched a page at a time."""
+        offset = 0
+        while True:
+            page = self.clones(threshold, cross_language_only, min_lines, offset, page_size, include_code)
+            yield from page["classes"]
+            offset += len(page["classes"])
+            if not page["classes"] or offset >= page["total"]:
+                return
+
+    def report(self, threshold: float | str = "auto", cross_language_only: bool = False) -> str:
+        """The HTML clone report of the served index."""
+        params = {"threshold": str(threshold), "cross_language_only": cross_language_only}
+        return self._call("GET", "/report", params=params)
+
+    def health(self) -> dict[str, Any]:
+        """{status, model: {name, fingerprint, view, ...}, index: {functions, generation, ...}, limits, ...}."""
+        return self._call("GET", "/health")

@@ -1,0 +1,179 @@
+"""Encode an index's missing units on a Ray cluster: ``conba index PATH --ray [ADDRESS]``.
+
+The driver (this process) discovers and extracts units as usual and stays the index's single
+writer; only the encoding moves to the cluster: the units without a vector become a Ray Dataset
+(one block per commit, longest snippets first so blocks pad little), ``map_batches`` runs them
+through an actor pool with one model per actor (one actor per GPU when the cluster has GPUs, else
+one per ``cpus_per_actor`` CPUs), and the driver writes each block's vectors to SQLite as it
+arrives. Killing the driver loses at most the blocks in flight; the next run encodes the rest.
+
+Actors load the model by name (``default``, ``zero-shot``, an HF name); a model folder on the
+driver is shipped to them through the object store, so workers need conba but not the folder.
+Each actor checks that its model's embedding fingerprint equals the driver's. Optional:
+``pip install 'conba[ray]'``; imported only with ``--ray``. Glossary: n units, d embedding size.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from conba.index.errors import CodeIndexError
+from conba.index.records import AddReport
+from conba.index.store import Store
+
+RAY_HINT = "pip install 'conba[ray]'"
+
+
+def import_ray() -> Any:
+    try:
+        import ray
+        import ray.data  # noqa: F401 - Ray Data is the part we need
+    except ImportError:
+        raise CodeIndexError(f"--ray needs Ray Data: {RAY_HINT}") from None
+    return ray
+
+
+@dataclass
+class ModelSource:
+    """How an actor gets the driver's model: ``name`` for load_model, or a folder's files shipped along."""
+
+    name: str
+    fingerprint: str                       # the embedding fingerprint every actor must reproduce
+    files: dict[str, bytes] | None = None  # relative path -> bytes of a model folder
+
+
+def model_source(name: str, fingerprint: str) -> ModelSource:
+    folder = Path(name)
+    if not folder.is_dir():
+        return ModelSource(name, fingerprint)
+    files = {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return ModelSource(folder.name, fingerprint, files)
+
+
+class EncodeActor:
+    """One model per Ray actor; ``__call__`` embeds a batch {hash, language, code} -> {hash, vector, pid}."""
+
+    def __init__(self, source: ModelSource, batch_size: int, threads: int):
+        import torch
+
+        from conba.model import load_model
+
+        torch.set_num_threads(max(1, threads))
+        name = source.name
+        if source.files is not None:
+            folder = Path(tempfile.mkdtemp(prefix="conba-model-")) / source.name
+            for rel, data in source.files.items():
+                (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+                (folder / rel).write_bytes(data)
+            name = str(folder)
+        self.model = load_model(name)
+        if torch.cuda.is_available():
+            self.model.to("cuda")
+        got = self.model.embedding_fingerprint()
+        if got != source.fingerprint:
+            raise RuntimeError(f"Ray worker loaded model '{source.name}' with fingerprint {got}, the driver's is "
+                               f"{source.fingerprint}: install the same conba version on every node")
+        self.batch_size = batch_size
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        vectors = self.model.encode([str(c) for c in batch["code"]], languages=[str(x) for x in batch["language"]],
+                                    batch_size=self.batch_size, show_progress_bar=False, normalize=True)
+        return {"hash": batch["hash"], "vector": np.asarray(vectors, dtype=np.float32),
+                "pid": np.full(len(vectors), os.getpid(), dtype=np.int64)}
+
+
+class RayEncoder:
+    """An ``Index.add(encoder=...)`` that encodes on Ray. ``address``: a cluster (``ray://...``,
+    ``HOST:PORT``, ``auto``), or None for ``$RAY_ADDRESS`` / a running local cluster / a new local one.
+    After a run, ``actors`` holds the size of the pool and ``worker_pids`` the processes that encoded."""
+
+    def __init__(self, address: str | None = None, model_name: str | None = None, cpus_per_actor: int = 1,
+                 max_actors: int | None = None):
+        if cpus_per_actor < 1:
+            raise ValueError("cpus_per_actor must be >= 1")
+        import_ray()  # fail before the index is touched
+        self.address, self.model_name = address or None, model_name
+        self.cpus_per_actor, self.max_actors = cpus_per_actor, max_actors
+        self.actors = 0
+        self.worker_pids: set[int] = set()
+
+    def connect(self) -> Any:
+        ray = import_ray()
+        if not ray.is_initialized():
+            ray.init(address=self.address, log_to_driver=False, logging_level=logging.WARNING)
+        ctx = ray.data.DataContext.get_current()
+        ctx.enable_progress_bars = False
+        ctx.print_on_execution_start = False
+        ctx.enable_auto_log_stats = False
+        logging.getLogger("ray.data").setLevel(logging.WARNING)
+        return ray
+
+    def _pool(self, ray: Any, blocks: int) -> tuple[int, dict[str, float], int]:
+        """(actors, resources per actor, torch threads per actor) for the cluster's CPUs / GPUs."""
+        resources = ray.cluster_resources()
+        gpus = int(resources.get("GPU", 0))
+        if gpus:
+            size, per_actor, threads = gpus, {"num_gpus": 1, "num_cpus": 1}, 1
+        else:
+            cpus = max(1, int(resources.get("CPU", 1)))
+            size = max(1, cpus // self.cpus_per_actor)
+            per_actor, threads = {"num_cpus": min(self.cpus_per_actor, cpus)}, min(self.cpus_per_actor, cpus)
+        if self.max_actors:
+            size = min(size, self.max_actors)
+        return max(1, min(size, blocks)), per_actor, threads
+
+    def __call__(self, store: Store, model: Any, report: AddReport, batch_size: int = 32,
+                 commit_every: int | None = None, show_progress: bool = False,
+                 on_batch: Callable[[int], None] | None = None) -> None:
+        from conba.index.builder import COMMIT_EVERY
+
+        commit_every = commit_every or int(os.environ.get("CONBA_INDEX_COMMIT_EVERY", COMMIT_EVERY))
+        delay = float(os.environ.get("CONBA_INDEX_TEST_DELAY", "0") or 0)
+        missing = store.missing_vectors()
+        report.units_encoded = len(missing)
+        if not missing:
+            return
+        name = self.model_name or store.get_meta("model")
+        if not name:
+            raise CodeIndexError("--ray needs a model name or folder (an in-memory model cannot be shipped)")
+        source = model_source(name, model.embedding_fingerprint())
+        ray = self.connect()
+        import pyarrow as pa
+
+        missing.sort(key=lambda row: -len(row[2]))  # similar lengths per block: little padding
+        tables = [pa.table({"hash": [h for h, _, _ in chunk], "language": [lang for _, lang, _ in chunk],
+                            "code": [c for _, _, c in chunk]})
+                  for chunk in (missing[i:i + commit_every] for i in range(0, len(missing), commit_every))]
+        self.actors, per_actor, threads = self._pool(ray, len(tables))
+        ds = ray.data.from_arrow(tables).map_batches(
+            EncodeActor, fn_constructor_kwargs={"source": source, "batch_size": batch_size, "threads": threads},
+            batch_size=None, batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=self.actors), **per_actor)
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(missing), desc=f"encoding on Ray ({self.actors} actors)", unit="fn",
+                   disable=not show_progress, smoothing=0.1)
+        try:
+            for batch in ds.iter_batches(batch_size=None, batch_format="numpy"):
+                store.add_vectors([str(h) for h in batch["hash"]], batch["vector"])
+                self.worker_pids.update(int(p) for p in np.unique(batch["pid"]))
+                bar.update(len(batch["hash"]))
+                if on_batch is not None:
+                    on_batch(len(batch["hash"]))
+                if delay:
+                    time.sleep(delay)
+        except Exception as exc:
+            if isinstance(exc, CodeIndexError):
+                raise
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+            raise CodeIndexError(f"encoding on Ray failed: {first}") from exc
+        finally:
+            bar.close()

@@ -1,0 +1,164 @@
+"""The ``conba serve`` FastAPI app: the model and the index held in memory, answering over HTTP.
+
+>>> from conba.serve import create_app
+>>> app = create_app(".conba-index")          # the model the index was built with
+>>> # uvicorn.run(app, host="127.0.0.1", port=8000)
+
+Endpoints (OpenAPI docs at ``/docs``, schema at ``/openapi.json``): ``POST /search``, ``POST
+/compare``, ``POST /encode``, ``GET /clones``, ``GET /report`` (HTML clone report), ``GET /health``,
+and the search page at ``/``. With a token, every endpoint but the page, its static files and the
+docs needs ``Authorization: Bearer TOKEN``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from conba.serve.batching import EncodeBatcher
+from conba.serve.limits import BodyLimitMiddleware, Limits
+from conba.serve.reload import IndexHolder, NoIndex
+
+TOKEN_ENV = "CONBA_TOKEN"
+
+
+@dataclass
+class ServeState:
+    """Everything the endpoints share."""
+
+    model: Any
+    model_name: str
+    fingerprint: str
+    holder: IndexHolder
+    batcher: EncodeBatcher
+    limits: Limits
+    token: str | None
+    threads: int                     # torch intra-op threads per encoding worker
+    reload_interval: float
+    started: float = field(default_factory=time.time)
+
+    @property
+    def view(self) -> str:
+        return getattr(self.model, "view", "raw")
+
+
+def _stored_model_name(index_dir: Path) -> str | None:
+    """The model an existing index was built with (None when there is no index yet)."""
+    if not (index_dir / "index.sqlite").exists():
+        return None
+    from conba.index import Index
+
+    with Index(index_dir, create=False) as idx:
+        return idx.model_name
+
+
+def resolve_model(index_dir: Path, model: Any) -> tuple[Any, str]:
+    """(model, its name): a given ConbaModel, a given name, the index's model, or the shipped default."""
+    if model is not None and not isinstance(model, (str, os.PathLike)):
+        return model, getattr(model, "name", None) or "(in memory)"
+    from conba.model import load_model
+
+    name = str(model) if model is not None else (_stored_model_name(index_dir) or "default")
+    return load_model(name), name
+
+
+def default_workers() -> int:
+    """One encoding worker per physical core (torch's default thread count)."""
+    import torch
+
+    return max(1, torch.get_num_threads())
+
+
+def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *, token: str | None = None,
+               limits: Limits | None = None, workers: int | None = None, reload_interval: float = 1.0,
+               max_batch: int = 64) -> FastAPI:
+    """Build the app. ``model``: a ConbaModel, a name/folder, or None for the one the index was built
+    with. ``workers`` encoding threads (default: the physical cores), each using ``cores // workers``
+    torch threads; requests that arrive together are encoded in one batch of up to ``max_batch``."""
+    from conba.index.defaults import default_index_dir
+
+    folder = Path(default_index_dir(index_dir))
+    limits = limits or Limits()
+    cores = default_workers()
+    workers = workers or cores
+    the_model, name = resolve_model(folder, model)
+    the_model.eval()
+
+    def encode(codes: list[str], languages: list[str]) -> Any:
+        return the_model.encode(codes, languages=languages, batch_size=32, show_progress_bar=False)
+
+    state = ServeState(model=the_model, model_name=name, fingerprint=the_model.embedding_fingerprint(),
+                       holder=IndexHolder(folder, the_model), batcher=EncodeBatcher(encode, workers, max_batch),
+                       limits=limits, token=token or None, threads=max(1, cores // workers),
+                       reload_interval=reload_interval)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        import torch
+
+        previous = torch.get_num_threads()
+        torch.set_num_threads(state.threads)  # CONBA_THREADS, when set, still wins inside encode()
+        state.holder.start()
+        await state.batcher.start()
+        poll = None
+        try:
+            await state.batcher.encode(["def warm_up(x):\n    return x + 1\n"], ["python"])
+            await state.holder.call(state.holder.refresh)
+            if reload_interval > 0:
+                poll = asyncio.create_task(state.holder.poll(reload_interval))
+            yield
+        finally:
+            if poll is not None:
+                poll.cancel()
+                await asyncio.gather(poll, return_exceptions=True)
+            await state.batcher.stop()
+            await state.holder.close()
+            torch.set_num_threads(previous)
+
+    from conba import __version__
+
+    app = FastAPI(title="conba", version=__version__, lifespan=lifespan,
+                  description="Search code by example and find functionally equivalent code across languages.")
+    app.state.conba = state
+    app.add_middleware(BodyLimitMiddleware, max_bytes=limits.max_body_bytes)
+    _error_handlers(app)
+
+    from conba.serve.page import mount_page
+    from conba.serve.routes import router
+
+    app.include_router(router(state))
+    mount_page(app)
+    return app
+
+
+def _error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        bad_json = [e for e in errors if e.get("type") == "json_invalid"]
+        if bad_json:
+            ctx = bad_json[0].get("ctx") or {}
+            return JSONResponse({"detail": f"invalid JSON: {ctx.get('error', 'could not parse the body')}"},
+                                status_code=400)
+        if any(tuple(e.get("loc", ())) == ("body",) for e in errors):
+            return JSONResponse({"detail": "the body must be a JSON object (Content-Type: application/json)"},
+                                status_code=422)
+        parts = []
+        for e in errors[:5]:
+            loc = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
+            parts.append(f"{loc}: {e.get('msg', 'invalid')}")
+        return JSONResponse({"detail": "; ".join(parts)}, status_code=422)
+
+    @app.exception_handler(NoIndex)
+    async def no_index(request: Request, exc: NoIndex) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=503)

@@ -1,0 +1,108 @@
+"""Request and response bodies of the ``conba serve`` API (they also make its OpenAPI schema).
+
+Requests forbid unknown fields, so nothing a client sends is silently ignored, and no field names
+a file: the server only ever reads the code it is sent and its own index.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SearchRequest(_Request):
+    code: str = Field(description="The query snippet.")
+    language: str | None = Field(None, description="Only return functions in this language.")
+    query_language: str | None = Field(None, description="Language of the query (selects its control code).")
+    k: int = Field(10, description="Number of hits.")
+    include_code: bool = Field(False, description="Include each hit's code.")
+    highlight: bool = Field(False, description="Include syntax-highlighted HTML of the query and of each hit.")
+
+
+class HitOut(BaseModel):
+    rank: int
+    score: float
+    id: int | None
+    file: str
+    name: str
+    language: str
+    start_line: int
+    end_line: int
+    kind: str
+    code: str | None = None
+    html: str | None = None
+
+
+class SearchResponse(BaseModel):
+    hits: list[HitOut]
+    query_html: str | None = None
+    generation: int = Field(description="Which snapshot of the index answered (it grows on each reload).")
+
+
+class CompareRequest(_Request):
+    a: str = Field(description="First snippet.")
+    b: str = Field(description="Second snippet.")
+    language_a: str | None = None
+    language_b: str | None = None
+    threshold: float | str = Field("auto", description="Clone threshold in [-1, 1], or 'auto' (the model's).")
+
+
+class CompareResponse(BaseModel):
+    score: float
+    threshold: float
+    clone: bool
+    languages: list[str | None]
+
+
+class EncodeRequest(_Request):
+    snippets: list[str] = Field(description="Code snippets to embed.")
+    languages: list[str | None] | str | None = Field(
+        None, description="One language for all snippets, or one per snippet.")
+
+
+class EncodeResponse(BaseModel):
+    dim: int
+    fingerprint: str = Field(description="Identity of the model's vectors (equal fingerprints, equal vectors).")
+    vectors: list[list[float]] = Field(description="L2-normalised embeddings, one per snippet, in order.")
+
+
+class CloneMember(BaseModel):
+    id: int | None
+    file: str
+    name: str
+    language: str
+    start_line: int
+    end_line: int
+    kind: str
+    code: str | None = None
+
+
+class ClonePairOut(BaseModel):
+    a: int | None
+    b: int | None
+    score: float
+
+
+class CloneClassOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    class_: int = Field(alias="class")
+    size: int
+    languages: list[str]
+    max_score: float
+    mean_score: float
+    members: list[CloneMember]
+    pairs: list[ClonePairOut]
+
+
+class ClonesResponse(BaseModel):
+    threshold: float
+    cross_language_only: bool
+    total: int = Field(description="Clone classes in all pages.")
+    offset: int
+    limit: int
+    classes: list[CloneClassOut]
+    generation: int

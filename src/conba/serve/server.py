@@ -1,0 +1,55 @@
+"""Run the app under uvicorn: in the foreground (``conba serve``) or on a background thread (tests, scripts)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from typing import Any
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that is free on ``host`` right now."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def run(app: Any, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info",
+        access_log: bool = False) -> None:
+    """Serve ``app`` until interrupted (one process: the model is in memory once)."""
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=access_log)
+
+
+class BackgroundServer:
+    """``with BackgroundServer(app) as url:`` serves ``app`` on a free 127.0.0.1 port from a thread."""
+
+    def __init__(self, app: Any, host: str = "127.0.0.1", port: int | None = None, timeout: float = 60):
+        import uvicorn
+
+        self.host, self.port = host, port or free_port(host)
+        config = uvicorn.Config(app, host=self.host, port=self.port, log_level="warning", access_log=False)
+        self.server = uvicorn.Server(config)
+        self.timeout = timeout
+        self._thread = threading.Thread(target=self.server.run, daemon=True, name="conba-serve")
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def __enter__(self) -> str:
+        self._thread.start()
+        deadline = time.monotonic() + self.timeout
+        while not self.server.started:
+            if not self._thread.is_alive():
+                raise RuntimeError(f"the server on {self.url} failed to start")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the server on {self.url} did not start in {self.timeout:.0f} s")
+            time.sleep(0.02)
+        return self.url
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.should_exit = True
+        self._thread.join(timeout=self.timeout)

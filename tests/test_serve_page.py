@@ -1,0 +1,37 @@
+"""The search page in headless Chromium: paste code, pick a language filter, submit, hits shown."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi", reason="conba serve needs FastAPI: pip install 'conba[serve]'")
+pytest.importorskip("selenium", reason="the page test drives Chromium with selenium: pip install selenium")
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("serve_page_check", ROOT / "scripts" / "serve_page_check.py")
+page_check = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(page_check)
+
+pytestmark = pytest.mark.skipif(page_check.browser_paths() is None,
+                                reason="no headless browser: apt-get install chromium chromium-driver")
+
+
+def test_page_search_shows_ranked_highlighted_hits(tmp_path, tiny_model):
+    from conba.index import Index
+    from conba.serve import create_app
+    from conba.serve.server import BackgroundServer
+
+    with Index(tmp_path / "idx", model=tiny_model) as idx:
+        idx.add([ROOT / "examples" / "polyglot"])
+    with BackgroundServer(create_app(tmp_path / "idx", reload_interval=0)) as url:
+        hits = page_check.drive(url, language="java", k=3, screenshot=tmp_path / "page.png")
+    assert [h["rank"] for h in hits] == ["#1", "#2", "#3"]
+    assert all(h["language"] == "java" and h["highlighted"] == "True" for h in hits)
+    assert all(re.fullmatch(r".+\.java:\d+", h["location"]) for h in hits)
+    scores = [float(h["score"]) for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert (tmp_path / "page.png").stat().st_size > 10_000

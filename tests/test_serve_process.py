@@ -1,0 +1,152 @@
+"""A real `conba serve` process (uvicorn on a free 127.0.0.1 port) driven by `conba.Client`: every
+call, the token, and searches while a `conba index` process re-indexes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi", reason="conba serve needs FastAPI: pip install 'conba[serve]'")
+pytest.importorskip("httpx", reason="conba.Client needs httpx: pip install 'conba[serve]'")
+
+ROOT = Path(__file__).resolve().parents[1]
+QUERY = "def gcd(a, b):\n    while b:\n        a, b = b, a % b\n    return a\n"
+NEW_CODE = "".join(f"def brand_new_{i}(xs):\n    return [x * {i} for x in xs if x > {i}]\n\n" for i in range(8))
+TOKEN = "t0ken"
+
+
+def _wait_up(client, proc, log: Path, timeout: float = 90) -> dict:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while True:
+        assert proc.poll() is None, log.read_text()[-3000:]
+        try:
+            return client.health()
+        except httpx.TransportError:
+            assert time.monotonic() < deadline, "server did not come up: " + log.read_text()[-3000:]
+            time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, tiny_model):
+    import conba
+    from conba.index import Index
+    from conba.serve.server import free_port
+
+    tmp = tmp_path_factory.mktemp("served")
+    proj, folder = tmp / "proj", tmp / "idx"
+    shutil.copytree(ROOT / "examples" / "polyglot", proj)
+    with Index(folder, model=tiny_model) as idx:
+        idx.add([proj])
+    port = free_port()
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), CONBA_TOKEN=TOKEN, TOKENIZERS_PARALLELISM="false")
+    log = tmp / "server.log"
+    cmd = [sys.executable, "-m", "conba.cli.main", "serve", "--index", str(folder), "--port", str(port),
+           "--reload-interval", "0.2", "--log-level", "warning"]
+    with log.open("w") as fh:
+        proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT)
+    client = conba.Client(f"http://127.0.0.1:{port}", token=TOKEN)
+    try:
+        _wait_up(client, proc, log)
+        yield client, proj, folder, env
+    finally:
+        client.close()
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_client_calls_every_endpoint(server, tiny_model):
+    from conba.model import load_model
+
+    client, *_ = server
+    health = client.health()
+    model = load_model(tiny_model)
+    assert health["model"]["fingerprint"] == model.embedding_fingerprint() and health["index"]["functions"] == 42
+    hits = client.search(QUERY, k=4, language="go", include_code=True)
+    assert len(hits) == 4 and {h["language"] for h in hits} == {"go"} and all(h["code"] for h in hits)
+    result = client.compare(QUERY, "func gcd(a, b int) int { return a }", language_b="go", threshold=0.1)
+    assert set(result) == {"score", "threshold", "clone", "languages"} and result["threshold"] == 0.1
+    vectors = client.encode([QUERY, "int f() { return 1; }"], languages=["python", "java"])
+    np.testing.assert_allclose(vectors, model.encode([QUERY, "int f() { return 1; }"], languages=["python", "java"]),
+                               atol=1e-5)
+    assert client.encode(QUERY).shape == (model.dim,)
+    page = client.clones(threshold=0.5, limit=1)
+    every = list(client.iter_clones(threshold=0.5, page_size=1))
+    assert len(every) == page["total"] >= 1
+    assert "<html" in client.report(threshold=0.5)
+
+
+def test_client_errors(server):
+    import conba
+    from conba.client import ServerError
+
+    client, *_ = server
+    with pytest.raises(ServerError) as err:
+        client.search(QUERY, language="klingon")
+    assert err.value.status == 422 and "unknown language" in err.value.detail
+    with conba.Client(client.url, token="wrong") as bad, pytest.raises(ServerError) as err:
+        bad.health()
+    assert err.value.status == 401
+
+
+def test_search_during_reindex_then_reload(server):
+    from conba.index.lock import holder
+
+    client, proj, folder, env = server
+    before = client.search(QUERY, k=42)
+    generation = client.health()["index"]["generation"]
+    victim = sorted(proj.rglob("*.py"))[0]
+    victim.write_text(NEW_CODE)
+    writer_env = dict(env, CONBA_INDEX_COMMIT_EVERY="2", CONBA_INDEX_TEST_DELAY="0.3")
+    writer = subprocess.Popen([sys.executable, "-m", "conba.cli.main", "index", str(proj), "--index", str(folder)],
+                              env=writer_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    during = 0
+    try:
+        while writer.poll() is None:
+            if holder(folder) is not None:  # the writer holds the lock and is rewriting the index
+                hits = client.search(QUERY, k=42)
+                if holder(folder) is not None:  # still held after the answer: no reload could happen
+                    assert hits == before
+                    during += 1
+            time.sleep(0.05)
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+        _, err = writer.communicate()
+    assert writer.returncode == 0, err.decode()[-2000:]
+    assert during >= 1
+    deadline = time.monotonic() + 30
+    while client.health()["index"]["generation"] == generation:
+        assert time.monotonic() < deadline, "the re-indexed index was never loaded"
+        time.sleep(0.1)
+    names = {h["name"] for h in client.search(NEW_CODE.split("\n\n")[3], k=5)}
+    assert any(n.startswith("brand_new_") for n in names)
+
+
+def test_import_conba_stays_light():
+    code = ("import sys, conba; conba.Client; "
+            "print(sorted(m for m in ('torch', 'numpy', 'fastapi', 'httpx') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=str(ROOT / "src")),
+                         capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_serve_help_names_the_token_env():
+    from click.testing import CliRunner
+
+    from conba.cli.main import cli
+
+    out = CliRunner().invoke(cli, ["serve", "--help"])
+    assert out.exit_code == 0 and "CONBA_TOKEN" in out.output and "127.0.0.1" in out.output
