@@ -17,6 +17,7 @@ import copy
 
 import torch
 
+from conba.errors import ConfigError
 from conba.heads import HeadConfig, build_head
 from conba.model import ConbaModel, ModelError
 
@@ -35,7 +36,7 @@ def merge(finetuned: ConbaModel, base: ConbaModel | None = None, alpha: float = 
     """``alpha * finetuned + (1 - alpha) * base`` for every tensor (``base``: the untuned
     counterpart by default). ``alpha`` 1 is the fine-tuned model, 0 the base."""
     if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+        raise ConfigError(f"alpha must be in [0, 1], got {alpha}")
     base = base if base is not None else untuned_counterpart(finetuned)
     out = copy.deepcopy(finetuned)
     for part in ("backbone", "head"):

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import torch
 
+from conba.errors import ConfigError
+
 TRUNCATE = 1  # max_chunks = 1: the old behaviour, the first window only (truncation)
 DEFAULT_MAX_CHUNKS = 8  # 8 x 510 tokens: about 16k characters of code; p99 of atcoder_dev is 11k
 
@@ -43,13 +45,13 @@ def special_template(tokenizer) -> tuple[list[int], list[int]]:
     for start in range(len(full) - len(plain) + 1):
         if full[start:start + len(plain)] == plain:
             return full[:start], full[start + len(plain):]
-    raise ValueError("cannot tell the tokenizer's special tokens apart from the text")
+    raise ConfigError("cannot tell the tokenizer's special tokens apart from the text")
 
 
 def window_starts(total: int, width: int, max_chunks: int | None) -> list[tuple[int, int]]:
     """(start, end) of the windows covering ``total`` content tokens with windows of at most ``width``."""
     if width < 1:
-        raise ValueError("window width must be >= 1")
+        raise ConfigError("window width must be >= 1")
     if total <= width:
         return [(0, total)]
     k = math.ceil(total / width)
@@ -101,5 +103,5 @@ def pool_chunks(emb: torch.Tensor, chunked: Chunked, n: int) -> torch.Tensor:
 
 def check_max_chunks(value: int | None) -> int | None:
     if value is not None and (not isinstance(value, int) or value < 1):
-        raise ValueError(f"max_chunks must be a whole number >= 1 (1 = truncate) or None, got {value!r}")
+        raise ConfigError(f"max_chunks must be a whole number >= 1 (1 = truncate) or None, got {value!r}")
     return value

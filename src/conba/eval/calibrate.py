@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from conba.data import CodeRecord
+from conba.errors import ConfigError
 from conba.eval.precision import cross_language_pairs, threshold_for_precision
 from conba.utils.io import read_json, write_json_atomic
 
@@ -18,14 +19,14 @@ def calibrate(records: list[CodeRecord], model: Any, target: float, sources: Seq
     """Encode ``records``, score all their cross-language pairs and return the ``clone_threshold``
     record: ``{"value", "precision", "recall", "target_precision", "pairs", "clone_pairs", "calibrated_on"}``."""
     if not records:
-        raise ValueError("no dev records")
+        raise ConfigError("no dev records")
     groups = [r.group for r in records]
     languages = [r.language for r in records]
     emb = model.encode([r.code for r in records], languages=languages, batch_size=batch_size,
                        show_progress_bar=progress)
     scores, labels = cross_language_pairs(emb, groups, languages)
     if not labels.any():
-        raise ValueError("no cross-language clone pairs: no group has records in two languages")
+        raise ConfigError("no cross-language clone pairs: no group has records in two languages")
     found = threshold_for_precision(scores, labels, target)
     return {"value": round(found.threshold, 6), "precision": round(found.precision, 4),
             "recall": round(found.recall, 4), "target_precision": float(target), "pairs": int(labels.size),
@@ -39,7 +40,7 @@ def model_folder(name: str, force: bool = False) -> Path:
 
     folder = DEFAULT_MODEL_DIR if name in ("default", "default-sdtp") else Path(name)
     if not (folder / CONFIG_NAME).is_file():
-        raise ValueError(f"{name}: not a conba model folder (no {CONFIG_NAME}); --write needs one")
+        raise ConfigError(f"{name}: not a conba model folder (no {CONFIG_NAME}); --write needs one")
     _refuse_shipped(folder, force)
     return folder
 
@@ -53,7 +54,7 @@ def is_shipped(folder: Path) -> bool:
 
 def _refuse_shipped(folder: Path, force: bool) -> None:
     if is_shipped(folder) and not force:
-        raise ValueError(f"{folder}: this is the model shipped inside the conba package; save a copy "
+        raise ConfigError(f"{folder}: this is the model shipped inside the conba package; save a copy "
                          "(ConbaModel.save) and calibrate that, or pass --force")
 
 
@@ -66,7 +67,7 @@ def write_clone_threshold(folder: Path, record: dict, force: bool = False) -> Pa
     path = Path(folder) / CONFIG_NAME
     config = read_json(path)
     if not isinstance(config, dict) or config.get("format") != "conba-model":
-        raise ValueError(f"{path}: not a conba model config")
+        raise ConfigError(f"{path}: not a conba model config")
     config["clone_threshold"] = record
     write_json_atomic(path, config)
     return path

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from conba.errors import ConfigError
 from conba.eval.pairs import _check_scores, _codes
 
 
@@ -30,16 +31,16 @@ def threshold_for_precision(scores: np.ndarray, labels: np.ndarray, target: floa
     from sklearn.metrics import precision_recall_curve
 
     if not 0.0 < float(target) <= 1.0:
-        raise ValueError(f"target precision must be in (0, 1], got {target}")
+        raise ConfigError(f"target precision must be in (0, 1], got {target}")
     scores, labels = _check_scores(scores, labels)
     if not labels.any():
-        raise ValueError("no clone pairs (label 1): cannot measure precision")
+        raise ConfigError("no clone pairs (label 1): cannot measure precision")
     precision, recall, thresholds = precision_recall_curve(labels, scores)
     precision, recall = precision[:-1], recall[:-1]  # the last point (recall 0) has no threshold
     ok = np.flatnonzero(precision >= target)
     if ok.size == 0:
         best = int(np.argmax(precision))
-        raise ValueError(f"no threshold reaches precision {target:g}: the best is {precision[best]:.4f} "
+        raise ConfigError(f"no threshold reaches precision {target:g}: the best is {precision[best]:.4f} "
                          f"(threshold {thresholds[best]:.4f}, recall {recall[best]:.4f})")
     k = int(ok[0])  # thresholds increase: the first one that qualifies is the lowest
     return PrecisionThreshold(float(thresholds[k]), float(precision[k]), float(recall[k]))
@@ -52,7 +53,7 @@ def cross_language_pairs(embeddings: np.ndarray, groups: Sequence[str], language
     so memory is O(block * n) beyond the output."""
     n = len(groups)
     if embeddings.shape[0] != n or len(languages) != n:
-        raise ValueError(f"{embeddings.shape[0]} embeddings, {n} groups and {len(languages)} languages")
+        raise ConfigError(f"{embeddings.shape[0]} embeddings, {n} groups and {len(languages)} languages")
     group, lang = _codes(groups), _codes(languages)
     emb = np.ascontiguousarray(embeddings, dtype=np.float32)
     scores, labels = [], []
@@ -63,5 +64,5 @@ def cross_language_pairs(embeddings: np.ndarray, groups: Sequence[str], language
         scores.append(sim[mask])
         labels.append((group[None, :] == group[rows][:, None])[mask].astype(np.int8))
     if not scores or sum(s.size for s in scores) == 0:
-        raise ValueError("no cross-language pairs: the records are all in one language")
+        raise ConfigError("no cross-language pairs: the records are all in one language")
     return np.concatenate(scores), np.concatenate(labels)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from conba.errors import ConfigError
 from conba.eval.repo_clones import clone_statistics
 from conba.eval.repo_groups import display_file, load_groups, resolve_groups
 from conba.eval.repo_scores import AGGREGATES, repo_retrieval
@@ -133,10 +134,10 @@ def evaluate_repo(paths: Sequence[str | os.PathLike], groups_file: str | os.Path
     """
     log = log or (lambda _msg: None)
     if aggregate not in AGGREGATES:
-        raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}, got {aggregate!r}")
+        raise ConfigError(f"aggregate must be one of {', '.join(AGGREGATES)}, got {aggregate!r}")
     unknown = [b for b in baselines if b not in BASELINES]
     if unknown:
-        raise ValueError(f"unknown baseline {unknown[0]!r}; choose from {', '.join(BASELINES)} (or none)")
+        raise ConfigError(f"unknown baseline {unknown[0]!r}; choose from {', '.join(BASELINES)} (or none)")
     t_start = time.perf_counter()
     groups_file = Path(groups_file)
     base = groups_file.parent
@@ -153,7 +154,7 @@ def evaluate_repo(paths: Sequence[str | os.PathLike], groups_file: str | os.Path
             log(f"{len(missing)} of {sum(len(g.files) for g in groups)} grouped files are skipped "
                 f"(not in the index or without functions); the JSON lists them")
         if not found:
-            raise ValueError(f"{groups_file}: none of the grouped files is in the index {idx.path}")
+            raise ConfigError(f"{groups_file}: none of the grouped files is in the index {idx.path}")
         show = {f: display_file(f, base) for f in main.files}
         stats = idx.stats()
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from conba.errors import ConfigError
 from conba.eval.metrics import map_at_r, mrr, pair_name, recall_at_1
 from conba.eval.repo_units import UnitTable
 
@@ -33,7 +34,7 @@ def file_scores(sim: np.ndarray, q_starts: np.ndarray, t_starts: np.ndarray,
     """(q, t) file scores from unit similarities ``sim`` (uq, ut); ``q_starts`` / ``t_starts`` are the
     first unit of each file (every file has at least one unit)."""
     if aggregate not in AGGREGATES:
-        raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}, got {aggregate!r}")
+        raise ConfigError(f"aggregate must be one of {', '.join(AGGREGATES)}, got {aggregate!r}")
     best_per_q_unit = np.maximum.reduceat(sim, t_starts, axis=1)          # (uq, t)
     if aggregate == "max":
         return np.maximum.reduceat(best_per_q_unit, q_starts, axis=0)     # (q, t)

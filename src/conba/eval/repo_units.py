@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from conba.errors import UsageError
 from conba.index.records import Unit
 
 __all__ = ["UnitTable", "table_from_index", "tfidf_table"]
@@ -82,7 +83,7 @@ def table_from_index(index: Any, keep: set[str] | None = None) -> UnitTable:
     units = _order(index.units(), keep)
     lost = [u for u in units if u.id not in row_of]
     if lost:
-        raise RuntimeError(f"{index.path}: {len(lost)} functions have no embedding (e.g. {lost[0].location}); "
+        raise UsageError(f"{index.path}: {len(lost)} functions have no embedding (e.g. {lost[0].location}); "
                            "re-run `conba index` to finish the index")
     vectors = embeddings[[row_of[u.id] for u in units]] if units else np.zeros((0, dim), np.float32)
     files, languages, starts = _layout(units)

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from conba.errors import ConfigError
 from conba.index import vectors as vec
 from conba.index.clone_stats import CloneStats, clone_stats
 from conba.index.clones import candidate_pairs, clone_classes
@@ -37,9 +38,9 @@ def find_clones(units: list[Unit], ids: np.ndarray, embeddings: np.ndarray, inde
     connected components of the pair graph, which chain). Trivial units (:mod:`conba.index.trivial`)
     and units shorter than ``min_lines`` are left out unless ``keep_trivial``."""
     if grouping not in GROUPINGS:
-        raise ValueError(f"unknown grouping '{grouping}' (choose from {', '.join(GROUPINGS)})")
+        raise ConfigError(f"unknown grouping '{grouping}' (choose from {', '.join(GROUPINGS)})")
     if neighbors < 1:
-        raise ValueError("neighbors must be >= 1")
+        raise ConfigError("neighbors must be >= 1")
     reasons = [None if keep_trivial else trivial_reason(u) for u in units]
     lines = np.array([u.lines for u in units], dtype=np.int64)
     short = lines < min_lines

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from conba.errors import ConfigError
 from conba.index.errors import CodeIndexError
 from conba.index.records import AddReport
 from conba.index.store import Store
@@ -99,7 +100,7 @@ class RayEncoder:
     def __init__(self, address: str | None = None, model_name: str | None = None, cpus_per_actor: int = 1,
                  max_actors: int | None = None):
         if cpus_per_actor < 1:
-            raise ValueError("cpus_per_actor must be >= 1")
+            raise ConfigError("cpus_per_actor must be >= 1")
         import_ray()  # fail before the index is touched
         self.address, self.model_name = address or None, model_name
         self.cpus_per_actor, self.max_actors = cpus_per_actor, max_actors

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from conba.errors import ConfigError
+
 EncodeFn = Callable[[list[str], list[str]], np.ndarray]  # (codes, languages) -> float32 (n, d)
 
 
@@ -43,7 +45,7 @@ class EncodeBatcher:
 
     def __init__(self, encode: EncodeFn, workers: int = 1, max_batch: int = 64):
         if workers < 1 or max_batch < 1:
-            raise ValueError("workers and max_batch must be >= 1")
+            raise ConfigError("workers and max_batch must be >= 1")
         self._encode, self.workers, self.max_batch = encode, workers, max_batch
         self.stats = BatchStats()
         self._queue: asyncio.Queue[_Job] | None = None

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from conba.errors import ConfigError
 from conba.syntax.callgraph import DeadCode, dead_definitions
 from conba.syntax.docs import comment_nodes, docstring_nodes, license_nodes
 from conba.syntax.imports import import_nodes
@@ -67,7 +68,7 @@ class ViewStats:
 def check_view(view: str) -> str:
     """``view`` when it is a known view name, else ValueError naming the valid ones."""
     if view not in VIEWS:
-        raise ValueError(f"unknown view {view!r}; valid views: {', '.join(VIEWS)}")
+        raise ConfigError(f"unknown view {view!r}; valid views: {', '.join(VIEWS)}")
     return view
 
 
@@ -84,7 +85,7 @@ def apply_views(codes: Sequence[str], languages: Sequence[str | None] | str | No
     if languages is None or isinstance(languages, str):
         languages = [languages or ""] * len(codes)
     if len(languages) != len(codes):
-        raise ValueError(f"got {len(codes)} codes but {len(languages)} languages")
+        raise ConfigError(f"got {len(codes)} codes but {len(languages)} languages")
     stats = ViewStats(view)
     return [_view_one(c, lang or "", view, stats) for c, lang in zip(codes, languages)], stats
 
