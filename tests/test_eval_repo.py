@@ -35,7 +35,7 @@ class KeywordModel:
 
 
 def _py(*words: str) -> str:
-    return "".join(f"def f{i}(x):\n    return '{w}' + x\n\n" for i, w in enumerate(words))
+    return "".join(f"def f{i}(x):\n    y = x.strip()\n    return '{w}' + y + '{w}'\n\n" for i, w in enumerate(words))
 
 
 # Two groups over Python, Java and JavaScript; java/Z.java is an ungrouped distractor and
@@ -43,12 +43,12 @@ def _py(*words: str) -> str:
 FILES = {
     "py/a.py": _py("ALPHA", "DELTA"),
     "py/b.py": _py("BETA"),
-    "java/A.java": 'class A {\n  String f() { return "ALPHA"; }\n}\n',
-    "java/A2.java": 'class A2 {\n  String f() { return "GAMMA"; }\n}\n',
-    "java/B.java": 'class B {\n  String f() { return "BETA"; }\n}\n',
-    "java/Z.java": 'class Z {\n  String f() { return "DELTA"; }\n}\n',
-    "js/a.js": 'function f() {\n  return "ALPHA";\n}\n',
-    "js/b.js": 'function f() {\n  return "GAMMA";\n}\n',
+    "java/A.java": 'class A {\n  String f(String x) { String y = x.trim(); return "ALPHA" + y; }\n}\n',
+    "java/A2.java": 'class A2 {\n  String f(String x) { String y = x.trim(); return "GAMMA" + y; }\n}\n',
+    "java/B.java": 'class B {\n  String f(String x) { String y = x.trim(); return "BETA" + y; }\n}\n',
+    "java/Z.java": 'class Z {\n  String f(String x) { String y = x.trim(); return "DELTA" + y; }\n}\n',
+    "js/a.js": 'function f(x) {\n  const y = x.trim();\n  return "ALPHA" + y;\n}\n',
+    "js/b.js": 'function f(x) {\n  const y = x.trim();\n  return "GAMMA" + y;\n}\n',
 }
 GROUPS = [
     {"group": "g1", "files": ["py/a.py", "java/A.java", "java/A2.java", "js/a.js"]},

@@ -125,13 +125,13 @@ def test_damaged_vector_is_detected_and_repaired(project, tmp_path, tiny_model):
     _damage_a_vector(folder)
     with Index(folder) as idx, pytest.raises(CorruptIndexError, match=r"1 stored vector\(s\) fail their checksum.*"
                                                                        r"conba index"):
-        idx.clones(threshold=-1.0)
+        idx.clones(threshold=-1.0, keep_trivial=True, grouping="components")
     result = CliRunner().invoke(cli, ["clones", "-t", "-1", "--index", str(folder)])
     assert result.exit_code == 1 and "checksum" in result.output and "Traceback" not in result.output
     with Index(folder, model=tiny_model) as idx:
         report = idx.add([project])  # a plain re-index re-encodes the damaged vector
         assert report.vectors_repaired == 1
-        scores = [p.score for c in idx.clones(threshold=-1.0) for p in c.pairs]
+        scores = [p.score for c in idx.clones(threshold=-1.0, keep_trivial=True, grouping="components") for p in c.pairs]
         assert scores and max(scores) <= 1.0 + 1e-4
         assert all(h.score <= 1.0 + 1e-4 for h in idx.search(GOOD, k=3))
 
@@ -152,10 +152,10 @@ def test_old_index_without_checksums_is_migrated(project, tmp_path, tiny_model):
     assert store.db.execute("SELECT count(*) FROM vectors WHERE crc IS NULL").fetchone()[0] == 1
     store.close()
     with Index(folder) as idx, pytest.raises(CorruptIndexError, match="checksum"):
-        idx.clones(threshold=-1.0)
+        idx.clones(threshold=-1.0, keep_trivial=True, grouping="components")
     with Index(folder, model=tiny_model) as idx:
         assert idx.add([project]).vectors_repaired == 1
-        assert len(idx.clones(threshold=-1.0)) == 1
+        assert len(idx.clones(threshold=-1.0, keep_trivial=True, grouping="components")) == 1
 
 
 def test_failed_run_tells_what_to_fix(project, tmp_path, tiny_model, monkeypatch):

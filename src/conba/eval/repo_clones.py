@@ -42,7 +42,8 @@ def clone_statistics(index: Any, group_of: dict[str, str], language_of: dict[str
 
     used = resolve_threshold(threshold, index.threshold)
     t0 = time.perf_counter()
-    classes = index.clones(threshold, cross_language_only=cross_language_only)
+    report = index.clone_report(threshold, cross_language_only=cross_language_only)
+    classes = report.classes
     seconds = time.perf_counter() - t0
     n_pairs = sum(len(c.pairs) for c in classes)
     in_classes = sum(len(c.units) for c in classes)
@@ -65,6 +66,8 @@ def clone_statistics(index: Any, group_of: dict[str, str], language_of: dict[str
         "classes": len(classes), "pairs": n_pairs,
         "largest_class": largest, "largest_share": _ratio(largest, n_units),
         "pairs_per_unit": _ratio(n_pairs, n_units), "units_in_classes": _ratio(in_classes, n_units),
+        "units_considered": report.stats.considered, "skipped_trivial": report.stats.trivial,
+        "largest_share_of_considered": report.stats.largest_share,
         "file_pairs": {"predicted": len(predicted), "true": len(truth), "correct": hits,
                        "precision": precision, "recall": recall, "f1": f1},
         "seconds": round(seconds, 2),
