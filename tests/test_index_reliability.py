@@ -131,7 +131,8 @@ def test_damaged_vector_is_detected_and_repaired(project, tmp_path, tiny_model):
     with Index(folder, model=tiny_model) as idx:
         report = idx.add([project])  # a plain re-index re-encodes the damaged vector
         assert report.vectors_repaired == 1
-        scores = [p.score for c in idx.clones(threshold=-1.0, keep_trivial=True, grouping="components") for p in c.pairs]
+        classes = idx.clones(threshold=-1.0, keep_trivial=True, grouping="components")
+        scores = [p.score for c in classes for p in c.pairs]
         assert scores and max(scores) <= 1.0 + 1e-4
         assert all(h.score <= 1.0 + 1e-4 for h in idx.search(GOOD, k=3))
 
