@@ -38,7 +38,7 @@ stamp() { date +%s; }
 t0=$(stamp)
 log "pretrain $OBJECTIVE: $STEPS steps x $PT_BATCH windows of <= $PT_LEN tokens"
 $CONBA pretrain "${TRAIN[@]}" -o "$OUT/backbone-$OBJECTIVE" --backbone "$BACKBONE" --objective "$OBJECTIVE" \
-  -n "$STEPS" -b "$PT_BATCH" -l "$PT_LEN" --device "$DEVICE" --no-progress >"$OUT/pretrain.json"
+  --steps "$STEPS" -b "$PT_BATCH" --max-length "$PT_LEN" --device "$DEVICE" --no-progress >"$OUT/pretrain.json"
 
 for tune in $TUNES; do
   for variant in original pretrained; do
@@ -46,11 +46,11 @@ for tune in $TUNES; do
     name="$tune-$variant"
     t1=$(stamp)
     log "train $name (backbone $bb, --tune $tune)"
-    $CONBA train "${TRAIN[@]}" -d "$DEV" --dev-limit 1500 -o "$OUT/model-$name" --backbone "$bb" \
+    $CONBA train "${TRAIN[@]}" -D "$DEV" --dev-limit 1500 -o "$OUT/model-$name" --backbone "$bb" \
       --head conba --control-codes --tune "$tune" -P 32 -K 4 -e "$EPOCHS" --patience "$PATIENCE" \
       --device "$DEVICE" --no-progress 2>>"$OUT/log.txt"
     log "eval $name on all of atcoder_dev"
-    $CONBA eval "$DEV" -m "$OUT/model-$name" --json "$OUT/eval-$name.json" --device "$DEVICE" --no-tfidf \
+    $CONBA eval "$DEV" -m "$OUT/model-$name" -j "$OUT/eval-$name.json" --device "$DEVICE" --no-tfidf \
       -b 128 --no-progress >"$OUT/eval-$name.txt"
     echo "$(( $(stamp) - t1 ))" >"$OUT/seconds-$name.txt"
   done

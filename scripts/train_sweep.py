@@ -57,7 +57,7 @@ def run_one(name: str, opts: list[str], args: argparse.Namespace) -> dict:
         for ev in args.eval:
             stem = Path(ev).stem
             js = out / f"eval_{stem}.json"
-            ecmd = CONBA + ["eval", str(Path(args.data) / ev), "-m", str(out), "--json", str(js),
+            ecmd = CONBA + ["eval", str(Path(args.data) / ev), "-m", str(out), "-j", str(js),
                             "--device", args.device, "-b", "64", "--no-progress"] + (["--no-tfidf"] if args.no_tfidf
                                                                                      else [])
             log.write("$ " + shlex.join(ecmd) + "\n")

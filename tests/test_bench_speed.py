@@ -83,8 +83,8 @@ def test_bench_cli(tiny_model, tiny_data, tmp_path):
 
     train, _ = tiny_data
     out = tmp_path / "r.json"
-    res = CliRunner().invoke(cli, ["bench", "speed", "-d", str(train), "-n", "4", "-r", "1", "-m", str(tiny_model),
-                                   "-V", "exact,sdtp", "--map-variants", "none", "--json", str(out),
+    res = CliRunner().invoke(cli, ["bench", "speed", "-d", str(train), "-n", "4", "--repeats", "1",
+                                   "-m", str(tiny_model), "-V", "exact,sdtp", "--map-variants", "none", "-j", str(out),
                                    "--max-batch-tokens", "64"])
     assert res.exit_code == 0, res.output
     assert "| conba + SDTP (torch) |" in res.output
@@ -92,7 +92,7 @@ def test_bench_cli(tiny_model, tiny_data, tmp_path):
 
 
 @pytest.mark.parametrize("args,msg", [(["-V", "exact,bogus"], "unknown variant"), (["-n", "0"], "limit"),
-                                      (["-d", "missing.jsonl"], "not found"), (["-r", "0"], "repeats"),
+                                      (["-d", "missing.jsonl"], "not found"), (["--repeats", "0"], "repeats"),
                                       (["--max-batch-tokens", "-2"], "max_batch_tokens")])
 def test_bench_cli_bad_input(tiny_model, tiny_data, args, msg):
     from conba.cli.main import cli

@@ -177,7 +177,7 @@ def test_cli_table_json_and_errors(repo, tmp_path, tiny_model):
     assert saved["command"].startswith("conba ") and set(saved["retrieval"]) == {"conba", "tfidf"}
     assert saved["model"]["fingerprint"] and saved["clones"]["cross_language"]["cross_language_only"] is True
     jsonl = CliRunner().invoke(cli, ["eval-repo", "-g", str(groups), "-i", str(tmp_path / "idx"),
-                                     "--baselines", "none", "--no-clones"])
+                                     "--baselines", "none", "--no-clones", "--json"])
     assert jsonl.exit_code == 0, jsonl.output
     assert json.loads(jsonl.stdout)["methods"] == ["conba"]
     bad = CliRunner().invoke(cli, [*args[:2], "-g", str(_write_groups(tmp_path / "bad.jsonl", [{"group": 1}]))])

@@ -69,11 +69,11 @@ def test_clones_formats(built, tmp_path):
     assert f"units: 42 indexed, {stats['considered']} considered" in out.stderr
     assert f"largest {stats['largest_class']} (" in out.stderr and "pairs per unit" in out.stderr
     csv_out = tmp_path / "pairs.csv"
-    run("clones", "--index", folder, "-t", "0.5", "-f", "csv", "-o", str(csv_out))
+    run("clones", "--index", folder, "-t", "0.5", "-f", "csv", "--output", str(csv_out))
     rows = list(csv.DictReader(io.StringIO(csv_out.read_text())))
     assert rows and set(rows[0]) >= {"class", "score", "file_a", "start_a", "file_b", "name_b"}
     html_out = tmp_path / "clones.html"
-    r = run("clones", "--index", folder, "-x", "-t", "auto", "-f", "html", "-o", str(html_out))
+    r = run("clones", "--index", folder, "-x", "-t", "auto", "-f", "html", "--output", str(html_out))
     assert "threshold 0.800" in r.output  # tiny model has no calibrated threshold -> documented default
     page = html_out.read_text()
     assert page.startswith("<!DOCTYPE html>") and "<style>" in page and "<script" not in page
@@ -138,11 +138,11 @@ def test_model_mismatch_and_corruption_via_cli(built, tmp_path):
 def test_clones_into_an_existing_folder_is_a_one_line_error(built, tmp_path):
     folder, _ = built
     for fmt in ("html", "jsonl"):
-        result = CliRunner().invoke(cli, ["clones", "--index", folder, "-f", fmt, "-o", str(tmp_path)])
+        result = CliRunner().invoke(cli, ["clones", "--index", folder, "-f", fmt, "--output", str(tmp_path)])
         lines = [line for line in result.output.splitlines() if line.strip()]
         assert result.exit_code == 1 and len(lines) == 1, result.output
         assert lines[0].startswith(f"Error: {tmp_path}: is a directory") and "clones.html" in lines[0]
-    missing = CliRunner().invoke(cli, ["clones", "--index", folder, "-o", str(tmp_path / "no" / "x.jsonl")])
+    missing = CliRunner().invoke(cli, ["clones", "--index", folder, "--output", str(tmp_path / "no" / "x.jsonl")])
     assert missing.exit_code == 1 and "does not exist" in missing.output and "Traceback" not in missing.output
 
 

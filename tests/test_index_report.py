@@ -73,5 +73,5 @@ def test_new_index_records_the_default_model_name(tmp_path, tiny_backbone, monke
 
 @pytest.mark.parametrize("score, level", [(0.99, "s-hi"), (0.9, "s-mid"), (0.6, "s-lo"), (-0.2, "s-lo")])
 def test_score_cell_levels(score, level):
-    cell = html_report._score(score)
+    cell = html_report.score_cell(score)
     assert f'class="score {level}"' in cell and f"{score:.3f}" in cell

@@ -232,7 +232,7 @@ def test_cli_pretrain(backbone, data, tmp_path):
 
     runner = CliRunner()
     res = runner.invoke(cli, ["pretrain", str(data), "-o", str(tmp_path / "o"), "--backbone", str(backbone),
-                              "-n", "2", "-b", "2", "-l", "24", "--device", "cpu", "--objective", "rtd",
+                              "--steps", "2", "-b", "2", "--max-length", "24", "--device", "cpu", "--objective", "rtd",
                               "--generator-layers", "1"])
     assert res.exit_code == 0, res.output
     summary = json.loads(res.stdout.strip().splitlines()[-1])

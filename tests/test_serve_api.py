@@ -121,6 +121,7 @@ def test_report_and_page(client):
     assert r.status_code == 200 and "<section class=\"cls\"" in r.text
     page = client.get("/")
     assert page.status_code == 200 and 'id="code"' in page.text and "static/page.js" in page.text
+    assert page.text.count('<option value="python">python</option>') == 2 and ".hl .k {" in page.text
     assert client.get("/static/page.js").status_code == 200
     assert client.get("/static/page.css").status_code == 200
 

@@ -88,10 +88,10 @@ def test_cli_train_and_eval(tiny_backbone, tiny_data, tmp_path):
     train, dev = tiny_data
     runner = CliRunner()
     out = tmp_path / "m"
-    res = runner.invoke(cli, ["train", str(train), "-d", str(dev), "-o", str(out), "--backbone", str(tiny_backbone),
+    res = runner.invoke(cli, ["train", str(train), "-D", str(dev), "-o", str(out), "--backbone", str(tiny_backbone),
                               "-P", "2", "-K", "3", "-e", "1", "--cache-dir", str(tmp_path / "c"), "--no-progress"])
     assert res.exit_code == 0, res.output
-    res = runner.invoke(cli, ["eval", str(dev), "--model", str(out), "--json", str(tmp_path / "r.json")])
+    res = runner.invoke(cli, ["eval", str(dev), "--model", str(out), "-j", str(tmp_path / "r.json")])
     assert res.exit_code == 0, res.output
     assert "MAP@R" in res.output and "tfidf" in res.output.lower()
     result = json.loads((tmp_path / "r.json").read_text())
@@ -99,6 +99,9 @@ def test_cli_train_and_eval(tiny_backbone, tiny_data, tmp_path):
     assert result["classification"]["threshold_source"] == "stored with the model"
     res = runner.invoke(cli, ["eval", str(dev), "--model", str(out), "--calibrate", str(dev), "--no-tfidf"])
     assert res.exit_code == 0 and "tfidf" not in res.output.lower()
+    res = runner.invoke(cli, ["eval", str(dev), "--model", str(out), "--no-tfidf", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["classification"]["threshold_source"] == "stored with the model"
 
 
 def test_cli_bad_inputs(tiny_backbone, tmp_path):
@@ -128,7 +131,7 @@ def test_cli_encode_and_help(tiny_backbone, tmp_path, tiny_data):
     assert res.exit_code == 0 and len(res.output.strip().splitlines()) == 12
     res = runner.invoke(cli, ["encode", "-", "--model", str(tiny_backbone)], input="   ")
     assert res.exit_code == 1 and "no code" in res.output
-    res = runner.invoke(cli, ["encode", "-", "--model", str(tiny_backbone), "-e", "tensorrt"], input="x")
+    res = runner.invoke(cli, ["encode", "-", "--model", str(tiny_backbone), "--engine", "tensorrt"], input="x")
     assert res.exit_code == 2 and "tensorrt" in res.output
 
 
@@ -144,7 +147,7 @@ def test_cli_encode_onnx_engine(tiny_backbone, monkeypatch):
     except ImportError:
         pass
     else:
-        res = runner.invoke(cli, [*args, "-e", "onnx-fp32"], input="def f(): pass\n")
+        res = runner.invoke(cli, [*args, "--engine", "onnx-fp32"], input="def f(): pass\n")
         assert res.exit_code == 0, res.output
         assert np.allclose(json.loads(res.output)["embedding"], exact, atol=1e-4)
     import conba.engine.onnx_export as ox
@@ -154,7 +157,7 @@ def test_cli_encode_onnx_engine(tiny_backbone, monkeypatch):
         raise ox.OnnxUnavailable("the ONNX engine needs onnxruntime and onnx: pip install 'conba[onnx]'")
     monkeypatch.setattr(ox, "require_onnx", missing)
     monkeypatch.setattr(ort_mod, "require_onnx", missing)
-    res = runner.invoke(cli, [*args, "-e", "onnx"], input="def f(): pass\n")
+    res = runner.invoke(cli, [*args, "--engine", "onnx"], input="def f(): pass\n")
     assert res.exit_code == 1 and "pip install 'conba[onnx]'" in res.output and "Traceback" not in res.output
     for cmd in ["train", "eval", "encode"]:
         res = runner.invoke(cli, [cmd, "--help"])

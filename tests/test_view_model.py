@@ -112,7 +112,7 @@ def test_cli_view_option(tiny_model, tmp_path):
     assert cmp.exit_code == 0 and "score" in json.loads(cmp.output), cmp.output
     idx = runner.invoke(cli, ["index", str(src), "-i", str(tmp_path / "idx"), "-m", tiny_model, "--view", "code"])
     assert idx.exit_code == 0 and "View code: 1 of 4 encoded functions fell back to raw" in idx.output, idx.output
-    query = ["search", "--code", "def g(a):\n    return a\n", "-q", "python", "-i", str(tmp_path / "idx")]
+    query = ["search", "--code", "def g(a):\n    return a\n", "--query-language", "python", "-i", str(tmp_path / "idx")]
     assert runner.invoke(cli, query).exit_code == 0  # the index's own model and view
     assert runner.invoke(cli, [*query, "-m", tiny_model, "--view", "code"]).exit_code == 0
     other = runner.invoke(cli, [*query, "-m", tiny_model])
@@ -125,7 +125,7 @@ def test_cli_eval_with_view(tiny_model, tiny_data, tmp_path):
     _, dev = tiny_data
     out = tmp_path / "r.json"
     result = CliRunner().invoke(cli, ["eval", str(dev), "-m", tiny_model, "--view", "code", "--no-tfidf",
-                                      "--json", str(out)])
+                                      "-j", str(out)])
     assert result.exit_code == 0 and "view code" in result.output, result.output
     assert json.loads(out.read_text())["view"] == "code"
 

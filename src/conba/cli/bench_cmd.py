@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from conba.cli.common import friendly_errors, resolve_model_name
+from conba.cli.options import json_out_option, model_option
 
 
 def _variants(text: str) -> list[str]:
@@ -35,11 +36,11 @@ def bench() -> None:
 @click.option("-d", "--data", default="../shared/data/atcoder_dev.jsonl", show_default=True,
               help="Grouped JSONL file: the timed snippets are drawn from it (and MAP@R is computed on it).")
 @click.option("-n", "--limit", default=256, show_default=True, help="Timed snippets (seeded random sample).")
-@click.option("-r", "--repeats", default=5, show_default=True, help="Timed repeats per variant (median reported).")
+@click.option("--repeats", default=5, show_default=True, help="Timed repeats per variant (median reported).")
 @click.option("-b", "--batch-size", default=32, show_default=True, help="Batch size of every variant.")
 @click.option("--max-batch-tokens", default=-1, show_default=True,
               help="Padded-token budget per batch of the conba variants (-1: encode()'s default, 4096; 0: none).")
-@click.option("-m", "--model", "model", default=None, metavar="M", help="Model (default: shipped). Env: CONBA_MODEL.")
+@model_option
 @click.option("--sdtp", default="", metavar="DIR",
               help="Pruned model folder (conba prune train) of the same model; default: the model's own "
                    "pruner, or the shipped 'default-sdtp' one for the default model.")
@@ -51,11 +52,12 @@ def bench() -> None:
 @click.option("--map-limit", default=0, show_default=True, help="MAP@R on about N records (whole groups); 0 = all.")
 @click.option("--cache-dir", default="", help="Cache of MAP@R embeddings (default $CONBA_CACHE/bench).")
 @click.option("--seed", default=0, show_default=True)
-@click.option("--json", "json_out", default="", metavar="FILE", help="Also write the full report as JSON.")
+@json_out_option(help="Also write the full report to this JSON file.")
+@click.option("--json", "as_json", is_flag=True, help="Print the full report as one JSON object instead of the table.")
 @friendly_errors
 def speed(data: str, limit: int, repeats: int, batch_size: int, max_batch_tokens: int, model: str | None, sdtp: str,
           variants: str, map_variants: str, map_data: str, map_limit: int, cache_dir: str, seed: int,
-          json_out: str) -> None:
+          json_out: str | None, as_json: bool) -> None:
     """Encoding speed: sentence-transformers (the peer) vs conba exact, + SDTP, + ONNX int8, both.
 
     Every variant encodes the same snippets with the same backbone weights, alternating, REPEATS
@@ -71,7 +73,7 @@ def speed(data: str, limit: int, repeats: int, batch_size: int, max_batch_tokens
     \b
     Examples:
       conba bench speed --limit 256
-      conba bench speed -n 512 -r 7 --json runs/speed.json
+      conba bench speed -n 512 --repeats 7 -j runs/speed.json
       conba bench speed -V st,exact --map-variants none          # quick peer check
       CONBA_THREADS=1 conba bench speed -V exact,onnx --map-variants none --max-batch-tokens 0
       conba bench speed --sdtp runs/default-sdtp --map-limit 1500
@@ -87,10 +89,13 @@ def speed(data: str, limit: int, repeats: int, batch_size: int, max_batch_tokens
                       map_variants=_variants(map_variants), map_data=map_data, map_limit=map_limit,
                       cache_dir=cache_dir, seed=seed)
     report = run_speed(cfg, log=lambda m: click.echo(m, err=True))
-    click.echo(format_report(report))
     if json_out:
         write_json_atomic(json_out, report)
         click.echo(f"report written to {json_out}", err=True)
-    else:
+    if as_json:
+        click.echo(json.dumps(report))
+        return
+    click.echo(format_report(report))
+    if not json_out:
         click.echo(json.dumps({"variants": {k: v.get("snippets_per_s") for k, v in report["variants"].items()}}),
                    err=True)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from conba.cli.common import friendly_errors, load, model_option, resolve_model_name, show_progress
+from conba.cli.common import friendly_errors, load, resolve_model_name, show_progress
+from conba.cli.options import device_option, model_option
 
 
 @click.command("calibrate")
@@ -15,13 +16,13 @@ from conba.cli.common import friendly_errors, load, model_option, resolve_model_
 @model_option
 @click.option("-p", "--precision", "target", default=0.9, show_default=True, type=click.FloatRange(0, 1, min_open=True),
               help="Target precision of `score >= threshold` on all cross-language pairs.")
-@click.option("-w", "--write", is_flag=True, help="Store the threshold in the model folder's conba_config.json.")
+@click.option("--write", is_flag=True, help="Store the threshold in the model folder's conba_config.json.")
 @click.option("--force", is_flag=True, help="With --write: allow changing the model shipped with conba.")
 @click.option("--plain", is_flag=True, help="One sentence for people instead of JSON.")
 @click.option("-b", "--batch-size", default=32, show_default=True, help="Encoding batch size.")
-@click.option("--limit", default=0, help="Use about N records (whole groups, seeded): all pairs grow as N².")
+@click.option("-n", "--limit", default=0, help="Use about N records (whole groups, seeded): all pairs grow as N².")
 @click.option("--seed", default=0, show_default=True, help="Seed for --limit.")
-@click.option("--device", default="cpu", show_default=True, help="Where to encode: cpu, cuda, cuda:N or auto.")
+@device_option(help="Where to encode")
 @friendly_errors
 def calibrate_cmd(dev: tuple[Path, ...], model: str | None, target: float, write: bool, force: bool, plain: bool,
                   batch_size: int, limit: int, seed: int, device: str) -> None:

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
-from conba.cli.common import friendly_errors, model_option
+from conba.cli.common import friendly_errors
 from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
+from conba.cli.options import model_option
 
 
 def _check_output(output: str) -> None:
@@ -31,7 +32,7 @@ def _check_output(output: str) -> None:
 @click.option("--min-lines", default=1, show_default=True, help="Ignore functions shorter than this.")
 @click.option("--keep-trivial", is_flag=True,
               help="Keep trivial functions (near-empty bodies, one-line getters/setters, tests); skipped by default.")
-@click.option("-n", "--neighbors", default=10, show_default=True,
+@click.option("-k", "--neighbors", default=10, show_default=True,
               help="Nearest neighbours per function in the kNN graph.")
 @click.option("--grouping", type=click.Choice(["communities", "components"]), default="communities",
               show_default=True, help="communities: classes whose members are similar to each other; "
@@ -39,7 +40,7 @@ def _check_output(output: str) -> None:
 @click.option("-f", "--format", "fmt", type=click.Choice(["jsonl", "csv", "html"]), default="jsonl",
               show_default=True, help="jsonl: one clone class per line, then a stats line; csv: one pair per "
                                       "row; html: report.")
-@click.option("-o", "--output", default="-", show_default=True, help="Output file ('-' for stdout).")
+@click.option("--output", default="-", show_default=True, metavar="FILE", help="Output file ('-' for stdout).")
 @friendly_errors
 def clones(index_dir: str | None, model: str | None, cross_language_only: bool, threshold: str,
            min_lines: int, keep_trivial: bool, neighbors: int, grouping: str, fmt: str, output: str) -> None:
@@ -50,8 +51,8 @@ def clones(index_dir: str | None, model: str | None, cross_language_only: bool, 
 
     \b
     Examples:
-      conba clones --cross-language-only --format html -o clones.html
-      conba clones --threshold 0.9 --min-lines 5 --format csv -o pairs.csv
+      conba clones --cross-language-only --format html --output clones.html
+      conba clones --threshold 0.9 --min-lines 5 --format csv > pairs.csv
       conba clones | jq 'select(.class) | .members[].name'
     """
     from conba.index import Index

@@ -1,4 +1,4 @@
-"""Shared CLI helpers: model and view options, error handling, output."""
+"""Shared CLI helpers: model loading, error handling, output (the shared options: conba.cli.options)."""
 
 from __future__ import annotations
 
@@ -12,29 +12,14 @@ from typing import Any
 
 import click
 
-MODEL_ENV = "CONBA_MODEL"
-VIEW_NAMES = ("raw", "code", "code+docs")  # conba.syntax.view.VIEWS (not imported here: CLI start-up stays light)
+from conba.cli.options import MODEL_ENV, model_option, view_option
+
+__all__ = ["MODEL_ENV", "model_option", "view_option", "load", "resolve_model_name", "friendly_errors",
+           "expected_error", "show_progress"]
 DEBUG_ENV = "CONBA_DEBUG"  # 1: show the traceback of every error, also the expected ones
 # OS errors about a path the user gave, or about their disk: reported in one line, not as a bug
 PATH_OS_ERRORS = (FileNotFoundError, FileExistsError, PermissionError, IsADirectoryError, NotADirectoryError)
 DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.ELOOP, errno.ENAMETOOLONG})
-
-
-def model_option(f: Callable) -> Callable:
-    return click.option(
-        "-m", "--model", "model", default=None, metavar="M",
-        help=f"Model: 'default' (shipped), 'zero-shot', a conba model folder or an HF encoder. "
-             f"Env: {MODEL_ENV}.",
-    )(f)
-
-
-def view_option(f: Callable) -> Callable:
-    return click.option(
-        "--view", "view", type=click.Choice(VIEW_NAMES), default=None,
-        help="Input view: raw (text as is), code (no imports, license header, comments, docstrings or "
-             "helpers a main never reaches), code+docs (code, keeping comments and docstrings). "
-             "Default: the model's view (an existing index used without --model: the view it was built with).",
-    )(f)
 
 
 def resolve_model_name(name: str | None) -> str:

@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from conba.cli.common import friendly_errors, load, model_option, view_option
+from conba.cli.common import friendly_errors, load
+from conba.cli.options import model_option, view_option
 
 
 @click.command("compare")

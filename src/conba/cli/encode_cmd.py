@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from conba.cli.common import friendly_errors, load, model_option, view_option
+from conba.cli.common import friendly_errors, load
+from conba.cli.options import model_option, view_option
 
 
 @click.command("encode")
@@ -16,7 +17,7 @@ from conba.cli.common import friendly_errors, load, model_option, view_option
 @click.option("-l", "--language", default=None,
               help="Language of a plain code file (default: from its extension) or stdin snippet.")
 @click.option("-b", "--batch-size", default=32, show_default=True)
-@click.option("-e", "--engine", type=click.Choice(["torch", "onnx", "onnx-fp32"]), default="torch", show_default=True,
+@click.option("--engine", type=click.Choice(["torch", "onnx", "onnx-fp32"]), default="torch", show_default=True,
               help="Inference engine: onnx = ONNX Runtime with int8 weights (faster on CPU, cosine ~0.998 to "
                    "torch; needs pip install 'conba[onnx]'), onnx-fp32 = ONNX Runtime, same vectors as torch.")
 @view_option
@@ -31,7 +32,7 @@ def encode(source: str, model: str | None, language: str | None, batch_size: int
     Examples:
       conba encode data.jsonl > vectors.jsonl
       echo 'def add(a, b): return a + b' | conba encode - -l python
-      conba encode data.jsonl -m default-sdtp -e onnx    # fastest: SDTP token pruning + int8 ONNX
+      conba encode data.jsonl -m default-sdtp --engine onnx    # fastest: SDTP token pruning + int8 ONNX
       conba encode src/util.py --view code               # without imports, comments, unused helpers
     """
     from conba.data import load_records

@@ -2,29 +2,32 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 
-from conba.cli.common import friendly_errors, load, model_option, resolve_model_name, view_option
+from conba.cli.common import friendly_errors, load, resolve_model_name
+from conba.cli.options import device_option, json_out_option, model_option, view_option
 
 
 @click.command("eval")
 @click.argument("data", type=click.Path(dir_okay=False, path_type=Path))
 @model_option
 @view_option
-@click.option("-j", "--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write every number to this JSON file.")
-@click.option("-c", "--calibrate", type=click.Path(dir_okay=False, path_type=Path),
+@json_out_option
+@click.option("--json", "as_json", is_flag=True, help="Print every number as one JSON object instead of tables.")
+@click.option("--calibrate", type=click.Path(dir_okay=False, path_type=Path),
               help="Dev file whose balanced pairs set the clone threshold (default: the model's own).")
 @click.option("--no-tfidf", is_flag=True, help="Skip the TF-IDF baseline.")
 @click.option("-b", "--batch-size", default=32, show_default=True, help="Encoding batch size.")
-@click.option("--limit", default=0, help="Evaluate on about N records (whole groups, seeded).")
+@click.option("-n", "--limit", default=0, help="Evaluate on about N records (whole groups, seeded).")
 @click.option("--seed", default=0, show_default=True, help="Seed for pair sampling and --limit.")
-@click.option("--device", default="cpu", show_default=True, help="Where to encode: cpu, cuda, cuda:N or auto.")
+@device_option(help="Where to encode")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when a terminal).")
 @friendly_errors
-def eval_cmd(data: Path, model: str | None, view: str | None, json_out: Path | None, calibrate: Path | None,
+def eval_cmd(data: Path, model: str | None, view: str | None, json_out: Path | None, as_json: bool,
+             calibrate: Path | None,
              no_tfidf: bool, batch_size: int, limit: int, seed: int, device: str, progress: bool | None) -> None:
     """Evaluate a model on grouped JSONL (or the research pair format).
 
@@ -35,7 +38,8 @@ def eval_cmd(data: Path, model: str | None, view: str | None, json_out: Path | N
     \b
     Examples:
       conba eval ../shared/data/atcoder_dev.jsonl
-      conba eval data.jsonl --model runs/my-model --json result.json
+      conba eval data.jsonl --model runs/my-model -j result.json
+      conba eval data.jsonl --json | jq .retrieval
       conba eval test.jsonl --calibrate dev.jsonl --no-tfidf
       conba eval data.jsonl --view code      # the model sees each snippet without imports etc.
     """
@@ -51,12 +55,15 @@ def eval_cmd(data: Path, model: str | None, view: str | None, json_out: Path | N
     result = evaluate(records, m, tfidf=not no_tfidf, calibration=calib, batch_size=batch_size,
                       progress=progress, seed=seed)
     result = {"data": str(data), "model": resolve_model_name(model), "view": m.view, **result}
+    if json_out:
+        write_json_atomic(json_out, result)
+        click.echo(f"wrote {json_out}", err=True)
+    if as_json:
+        click.echo(json.dumps(result))
+        return
     click.echo(f"data: {data} ({result['n_records']} snippets, {result['n_groups']} groups)")
     click.echo(f"model: {result['model']}, view {m.view}  ({result['snippets_per_second']} snippets/s)")
     click.echo(format_retrieval_table(result["retrieval"]))
     if "ratio_to_tfidf" in result and result["ratio_to_tfidf"] is not None:
         click.echo(f"mean MAP@R ratio conba / TF-IDF: {result['ratio_to_tfidf']:.2f}x")
     click.echo(format_classification(result["classification"]))
-    if json_out:
-        write_json_atomic(json_out, result)
-        click.echo(f"wrote {json_out}")

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import click
 
-from conba.cli.common import friendly_errors, model_option, show_progress
+from conba.cli.common import friendly_errors, show_progress
 from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
+from conba.cli.options import json_out_option, model_option
 
 
 def parse_baselines(value: str) -> tuple[str, ...]:
@@ -31,19 +32,20 @@ def parse_baselines(value: str) -> tuple[str, ...]:
               help="JSONL, one line per group: {\"group\": NAME, \"files\": [PATH, ...]} (paths relative to it).")
 @index_option
 @model_option
-@click.option("-a", "--aggregate", type=click.Choice(["max", "mean-best"]), default="max", show_default=True,
+@click.option("--aggregate", type=click.Choice(["max", "mean-best"]), default="max", show_default=True,
               help="File score from function similarities: best pair, or the symmetric mean of best matches.")
 @click.option("--baselines", "baselines", default="tfidf,zero-shot", show_default=True, metavar="LIST",
               help="Baselines through the same protocol: tfidf, zero-shot (untuned MiniLM), or none.")
 @click.option("--no-clones", is_flag=True, help="Skip the clone-class statistics.")
-@click.option("-j", "--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write every number (per pair, per query, clones, timings, command) to this JSON file.")
-@click.option("--plain", is_flag=True, help="Print the table for people (default on a terminal; else JSON).")
+@json_out_option(help="Also write every number (per pair, per query, clones, timings, command) to this JSON file.")
+@click.option("--json", "fmt", flag_value="json", default=None,
+              help="Print one JSON line (default when not a terminal).")
+@click.option("--plain", "fmt", flag_value="plain", help="Print the table for people (default on a terminal).")
 @click.option("-b", "--batch-size", default=32, show_default=True, help="Snippets per encoder batch.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: when a terminal).")
 @friendly_errors
 def eval_repo(paths: tuple[str, ...], groups_file: Path, index_dir: str | None, model: str | None, aggregate: str,
-              baselines: str, no_clones: bool, json_out: Path | None, plain: bool, batch_size: int,
+              baselines: str, no_clones: bool, json_out: Path | None, fmt: str | None, batch_size: int,
               progress: bool | None) -> None:
     """Evaluate on real repositories: index PATHS (or use the index of -i as it is), then for every
     grouped file and every other language holding a file of its group, rank ALL files of that
@@ -56,7 +58,7 @@ def eval_repo(paths: tuple[str, ...], groups_file: Path, index_dir: str | None, 
     function, precision/recall of cross-language file pairs against the groups.
 
     Grouped files the index does not hold are reported and skipped. Output: a table on a terminal
-    or with --plain, else one JSON line; -j writes the full JSON.
+    or with --plain, else (or with --json) one JSON line; -j/--json-out also writes it to a file.
 
     \b
     Examples:
@@ -80,7 +82,7 @@ def eval_repo(paths: tuple[str, ...], groups_file: Path, index_dir: str | None, 
     if json_out:
         write_json_atomic(json_out, result)
         log(f"wrote {json_out}")
-    if plain or sys.stdout.isatty():
+    if fmt == "plain" or (fmt is None and sys.stdout.isatty()):
         click.echo(format_repo_report(result))
     else:
         click.echo(json.dumps(result))

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from conba.cli.common import friendly_errors, model_option
+from conba.cli.common import friendly_errors
+from conba.cli.options import CACHE_ENV, THREADS_ENV, device_option, model_option, out_option
 
 _FILE = click.Path(dir_okay=False, path_type=Path)
 _DIR = click.Path(file_okay=False, path_type=Path)
@@ -44,9 +45,9 @@ def common_options(f):
     opts = [
         click.option("-d", "--data", type=_DIR, help="Folder with *_train.jsonl and *_dev.jsonl files."),
         click.option("--train", "train_files", multiple=True, type=_FILE, help="Training file (repeatable)."),
-        click.option("--dev", "dev_files", multiple=True, type=_FILE,
+        click.option("-D", "--dev", "dev_files", multiple=True, type=_FILE,
                      help="Dev file (repeatable); the first is the early-stopping set, all are evaluated."),
-        click.option("-o", "--out", required=True, type=_DIR, help="Output folder (JSON, markdown, PNGs)."),
+        out_option("Output folder (JSON, markdown, PNGs)."),
         click.option("-w", "--work", default=None,
                      help="Folder for data subsets and trained models (default runs/experiments); reused."),
         click.option("-q", "--quick", is_flag=True, help="Tiny CI-sized settings (minutes); every part still runs."),
@@ -60,15 +61,16 @@ def common_options(f):
         click.option("--patience", type=int, default=None, help="Early-stopping patience (3)."),
         click.option("-P", "--groups-per-batch", type=int, default=None, help="Groups per batch P (32)."),
         click.option("-K", "--per-group", type=int, default=None, help="Snippets per group K (4)."),
-        click.option("-t", "--temperature", type=float, default=None, help="Loss temperature τ (0.05)."),
+        click.option("--temperature", type=float, default=None, help="Loss temperature τ (0.05)."),
         click.option("--head-tokens", type=int, default=None,
                      help="Over-tokens heads read the first T token states (32; 0 = all, use on a GPU)."),
         click.option("--token-steps", type=int, default=None, help="Batches/epoch, over-tokens heads (20)."),
         click.option("--token-epochs", type=int, default=None, help="Max epochs of over-tokens heads (1)."),
-        click.option("--batch-size", type=int, default=None, help="Encoding/evaluation batch size (64)."),
-        click.option("--cache-dir", default=None, help="Feature cache (default $CONBA_CACHE or ~/.cache/conba)."),
-        click.option("--device", default=None, help="auto (CUDA when available, default), cpu, cuda, cuda:N."),
-        click.option("--threads", type=int, default=None,
+        click.option("-b", "--batch-size", type=int, default=None, help="Encoding/evaluation batch size (64)."),
+        click.option("--cache-dir", default=None, envvar=CACHE_ENV, show_envvar=True,
+                     help="Feature cache (default ~/.cache/conba)."),
+        device_option(help="Where to train and encode"),
+        click.option("--threads", type=int, default=None, envvar=THREADS_ENV, show_envvar=True,
                      help="Torch CPU threads (default: torch's; 1 is much faster when other jobs share the CPU)."),
         click.option("--progress/--no-progress", default=None, help="Progress bars (default: when a terminal)."),
     ]
@@ -192,7 +194,7 @@ def temperature_cmd(temperatures: str | None, temperature_seeds: int | None, **o
 
 @experiment.command("classifiers")
 @common_options
-@model_option
+@model_option(envvar=False, help="Model whose embeddings to classify (default: train the reference head).")
 @click.option("--classifiers", "kinds", default=None,
               help="Comma-separated subset of: mlp, gru, cnn, bilstm, resmlp, logreg, svm, random_forest, knn.")
 @click.option("--pairs", type=int, default=None, help="Training pairs (default 4000; quick 600).")
@@ -245,10 +247,10 @@ def figures_cmd(**opts) -> None:
 @experiment.command("noise")
 @click.option("-d", "--data", required=True, type=_FILE, help="Dev records (grouped JSONL).")
 @model_option
-@click.option("-o", "--out", required=True, type=_DIR, help="Output folder (noise.json, noise.png, noise.md).")
+@out_option("Output folder (noise.json, noise.png, noise.md).")
 @click.option("-q", "--quick", is_flag=True, help="A small subset, for smoke tests.")
 @click.option("--levels", default=None, help="Comma-separated noise levels in (0, 1] (default 0.05,0.10,0.15,0.20).")
-@click.option("--limit", type=int, default=300, show_default=True, help="~N records of whole groups (0 = all).")
+@click.option("-n", "--limit", type=int, default=300, show_default=True, help="~N records of whole groups (0 = all).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--progress/--no-progress", default=None, help="Progress bars (default: when a terminal).")
 @friendly_errors

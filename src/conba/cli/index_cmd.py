@@ -9,14 +9,15 @@ from collections.abc import Callable
 
 import click
 
-from conba.cli.common import MODEL_ENV, friendly_errors, model_option, show_progress, view_option
+from conba.cli.common import MODEL_ENV, friendly_errors, show_progress
+from conba.cli.options import model_option, view_option
 from conba.index.defaults import DEFAULT_INDEX_DIR, INDEX_ENV, default_index_dir
 
 
 def index_option(f: Callable) -> Callable:
     return click.option(
-        "-i", "--index", "index_dir", default=None, metavar="DIR",
-        help=f"Index folder (default: {DEFAULT_INDEX_DIR} in the current directory). Env: {INDEX_ENV}.",
+        "-i", "--index", "index_dir", default=None, metavar="DIR", envvar=INDEX_ENV, show_envvar=True,
+        help=f"Index folder (default: {DEFAULT_INDEX_DIR} in the current directory).",
     )(f)
 
 
@@ -47,7 +48,7 @@ def parse_size(value: str) -> int:
               help="Skip source files larger than this (e.g. 500KB, 2MB).")
 @click.option("-b", "--batch-size", default=32, show_default=True, help="Snippets per encoder batch.")
 @click.option("--rebuild", is_flag=True, help="Start from an empty index (e.g. to switch models).")
-@click.option("-w", "--wait", is_flag=True,
+@click.option("--wait", is_flag=True,
               help="If another `conba index` is writing the same index, wait for it instead of failing.")
 @click.option("-v", "--verbose", is_flag=True, help="List every skipped file with its reason.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run's report as JSON.")

@@ -47,11 +47,17 @@ class LazyGroup(click.Group):
 def cli() -> None:
     """conba: find functionally equivalent code across programming languages.
 
+    A flag means the same in every command (-m model, -i index, -o output folder, -j JSON file,
+    --json JSON output, ...; docs/CLI.md). Each command's --help names the variables it reads.
+
     \b
     Environment:
-      CONBA_MODEL   default model for every command (name or folder; default: the shipped model)
-      CONBA_DEBUG   1: show the full traceback of any error (default: expected errors in one line)
-      CONBA_TOKEN   bearer token that `conba serve` requires and `conba.Client` sends
+      CONBA_MODEL    default model for every command (name or folder; default: the shipped model)
+      CONBA_INDEX    default index folder (default: ./.conba-index)
+      CONBA_TOKEN    bearer token that `conba serve` requires and `conba.Client` sends
+      CONBA_THREADS  CPU threads of torch and ONNX Runtime when encoding
+      CONBA_CACHE    feature and embedding cache (default: ~/.cache/conba)
+      CONBA_DEBUG    1: show the full traceback of any error (default: expected errors in one line)
     """
 
 

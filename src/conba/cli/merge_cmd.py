@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors
+from conba.cli.options import out_option
 
 
 @click.command("merge")
@@ -15,8 +16,7 @@ from conba.cli.common import friendly_errors
               help="Weight of MODEL: 1 = MODEL unchanged, 0 = the base.")
 @click.option("--base", default=None, metavar="M",
               help="The model MODEL was fine-tuned from (default: its untuned backbone with a fresh head).")
-@click.option("-o", "--output", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder to write the merged model to.")
+@out_option("Folder to write the merged model to.", aliases=["--output"])
 @click.option("--max-chunks", type=click.IntRange(1), default=None,
               help="Windows per long snippet for the merged model (default: MODEL's).")
 @friendly_errors

@@ -8,18 +8,18 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors
+from conba.cli.options import device_option, out_option
 
 
 @click.command("pretrain")
 @click.argument("data", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Output backbone folder (Hugging Face format; pass it to `conba train --backbone`).")
+@out_option("Output backbone folder (Hugging Face format; pass it to `conba train --backbone`).")
 @click.option("--backbone", default="default", show_default=True,
               help="HF encoder name or local folder; 'default' = embedded all-MiniLM-L6-v2.")
 @click.option("--objective", type=click.Choice(["mlm", "rtd", "both"]), default="mlm", show_default=True,
               help="Masked LM, replaced-token detection (ELECTRA / CodeBERT), or both.")
-@click.option("-n", "--steps", default=1000, show_default=True, help="Optimizer steps.")
-@click.option("-l", "--max-length", default=128, show_default=True,
+@click.option("--steps", default=1000, show_default=True, help="Optimizer steps.")
+@click.option("--max-length", default=128, show_default=True,
               help="Tokens per training window (longer code is cut into windows).")
 @click.option("--max-chunks-per-file", default=0, show_default=True, help="Windows kept per file/snippet; 0 = all.")
 @click.option("-b", "--batch-size", default=16, show_default=True)
@@ -32,7 +32,7 @@ from conba.cli.common import friendly_errors
 @click.option("--generator-layers", default=0, show_default=True, help="RTD generator layers; 0 = as the backbone.")
 @click.option("--rtd-weight", default=50.0, show_default=True, help="λ, weight of the discriminator loss.")
 @click.option("--seed", default=0, show_default=True)
-@click.option("--device", default="auto", show_default=True, help="auto (CUDA when available), cpu, cuda, cuda:N.")
+@device_option(help="Where to train")
 @click.option("--amp/--no-amp", default=True, show_default=True, help="bf16 autocast on CUDA.")
 @click.option("--checkpoint-every", default=200, show_default=True, help="Steps between checkpoints; 0 = none.")
 @click.option("--restart", is_flag=True, help="Discard a checkpoint or finished run in OUT and start again.")
@@ -51,7 +51,7 @@ def pretrain(data: tuple[Path, ...], out: Path, restart: bool, progress: bool | 
     Examples:
       conba pretrain ../shared/data/atcoder_train.jsonl -o runs/bb-mlm --steps 300
       conba pretrain src/ other_repo/ -o runs/bb-rtd --objective rtd --device cuda
-      conba train train.jsonl -d dev.jsonl -o runs/m --backbone runs/bb-mlm
+      conba train train.jsonl -D dev.jsonl -o runs/m --backbone runs/bb-mlm
     """
     from conba.cli.common import show_progress
     from conba.pretrain import PretrainConfig

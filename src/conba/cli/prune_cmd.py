@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors, resolve_model_name
+from conba.cli.options import model_option, out_option
 
 
 @click.group("prune", context_settings={"help_option_names": ["-h", "--help"]})
@@ -23,10 +24,8 @@ def prune() -> None:
 
 
 @prune.command("train")
-@click.option("-m", "--model", "model", default=None, metavar="M",
-              help="Model to prune: 'default', 'zero-shot', a conba model folder or an HF encoder. Env: CONBA_MODEL.")
-@click.option("-o", "--out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Output model folder (the model plus its pruning module in OUT/prune/).")
+@model_option(help="Model to prune: 'default', 'zero-shot', a conba model folder or an HF encoder.")
+@out_option("Output model folder (the model plus its pruning module in OUT/prune/).")
 @click.option("-r", "--keep-ratio", default=0.7, show_default=True, type=float,
               help="Share of the tokens kept at each pruning layer (compounds over layers).")
 @click.option("-L", "--layers", default="", metavar="LIST",

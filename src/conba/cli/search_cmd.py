@@ -7,8 +7,9 @@ import sys
 
 import click
 
-from conba.cli.common import friendly_errors, model_option, view_option
+from conba.cli.common import friendly_errors
 from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
+from conba.cli.options import model_option, view_option
 
 
 def read_query(query: str | None, code: str | None, language: str | None) -> tuple[str, str | None]:
@@ -29,9 +30,9 @@ def read_query(query: str | None, code: str | None, language: str | None) -> tup
 @click.command("search")
 @click.argument("query", required=False)
 @click.option("-c", "--code", default=None, help="The snippet to search for, inline.")
-@click.option("-k", default=10, show_default=True, help="Number of results.")
+@click.option("-k", "--neighbors", "k", default=10, show_default=True, help="Number of results (nearest neighbours).")
 @click.option("-l", "--language", default=None, help="Only return functions in this language.")
-@click.option("-q", "--query-language", default=None,
+@click.option("--query-language", default=None,
               help="Language of the query (default: from the file extension).")
 @click.option("--json", "fmt", flag_value="json", default=True, help="JSONL output (default).")
 @click.option("--plain", "fmt", flag_value="plain", help="Human-readable output.")
@@ -50,7 +51,7 @@ def search(query: str | None, code: str | None, k: int, language: str | None, qu
     Examples:
       conba search snippet.py -k 5
       conba search --code 'def gcd(a, b): ...' --language java --plain
-      cat q.go | conba search - -q go
+      cat q.go | conba search - --query-language go
     """
     from conba.index import Index
     from conba.index.display import plain_hit, relative_unit_dict

@@ -6,10 +6,9 @@ import ipaddress
 
 import click
 
-from conba.cli.common import friendly_errors, model_option
+from conba.cli.common import friendly_errors
 from conba.cli.index_cmd import index_option, parse_size, resolve_index_dir, resolve_model
-
-TOKEN_ENV = "CONBA_TOKEN"
+from conba.cli.options import TOKEN_ENV, model_option
 
 
 def _is_loopback(host: str) -> bool:
@@ -26,8 +25,8 @@ def _is_loopback(host: str) -> bool:
 @model_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (localhost only by default).")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
-@click.option("--token", envvar=TOKEN_ENV, default=None, metavar="TOKEN",
-              help=f"Require 'Authorization: Bearer TOKEN' on every API call. Env: {TOKEN_ENV}.")
+@click.option("--token", envvar=TOKEN_ENV, show_envvar=True, default=None, metavar="TOKEN",
+              help="Require 'Authorization: Bearer TOKEN' on every API call.")
 @click.option("--workers", default=None, type=click.IntRange(1), metavar="N",
               help="Encoding threads (default: one per physical core).")
 @click.option("--max-body", default="1MB", show_default=True, metavar="SIZE", help="Largest request body.")

@@ -6,16 +6,16 @@ from pathlib import Path
 
 import click
 
-from conba.cli.common import friendly_errors, view_option
+from conba.cli.common import friendly_errors
+from conba.cli.options import CACHE_ENV, device_option, out_option, view_option
 
 _PATH = click.Path(dir_okay=False, path_type=Path)
 
 
 @click.command("train")
 @click.argument("train_files", nargs=-1, required=True, type=_PATH)
-@click.option("-d", "--dev", multiple=True, type=_PATH, help="Dev file(s) for early stopping (repeatable).")
-@click.option("-o", "--out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Output model folder (training artefacts go to OUT/training/).")
+@click.option("-D", "--dev", multiple=True, type=_PATH, help="Dev file(s) for early stopping (repeatable).")
+@out_option("Output model folder (training artefacts go to OUT/training/).")
 @click.option("--backbone", default="default", show_default=True,
               help="HF encoder name or local folder; 'default' = embedded all-MiniLM-L6-v2.")
 @click.option("--max-length", default=256, show_default=True, help="Truncation length in tokens.")
@@ -41,9 +41,9 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
                    "backbone's input, both, or none. A bare --control-codes means offset.")
 @click.option("--tune", type=click.Choice(["none", "top-k", "full"]), default="none", show_default=True,
               help="Backbone tuning: frozen+cached, top k layers, or all layers.")
-@click.option("-k", "--top-k", default=2, show_default=True, help="Layers trained with --tune top-k.")
+@click.option("--top-k", default=2, show_default=True, help="Layers trained with --tune top-k.")
 @click.option("--loss", type=click.Choice(["supcon", "simclr"]), default="supcon", show_default=True)
-@click.option("-t", "--temperature", default=0.05, show_default=True)
+@click.option("--temperature", default=0.05, show_default=True, help="Loss temperature τ.")
 @click.option("-P", "--groups-per-batch", default=16, show_default=True, help="Groups per batch (P).")
 @click.option("-K", "--per-group", default=4, show_default=True, help="Snippets per group (K).")
 @click.option("-e", "--epochs", default=10, show_default=True)
@@ -55,10 +55,11 @@ _PATH = click.Path(dir_okay=False, path_type=Path)
 @click.option("--dev-limit", default=0, help="Early-stop on about N dev records (whole groups); 0 = all.")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--save-dtype", type=click.Choice(["float32", "float16"]), default="float32", show_default=True)
-@click.option("--cache-dir", default="", help="Feature cache (default $CONBA_CACHE or ~/.cache/conba).")
+@click.option("--cache-dir", default="", envvar=CACHE_ENV, show_envvar=True,
+              help="Feature cache (default ~/.cache/conba).")
 @click.option("-b", "--batch-size", default=32, show_default=True,
               help="Batch size for encoding/caching (not training).")
-@click.option("--device", default="auto", show_default=True, help="auto (CUDA when available), cpu, cuda, cuda:N.")
+@device_option(help="Where to train")
 @click.option("--amp/--no-amp", default=True, show_default=True, help="bf16 autocast of the backbone on CUDA.")
 @click.option("--time-budget", default=0.0, help="Stop training after this many seconds (0 = no limit).")
 @click.option("--warmup-steps", default=100, show_default=True, help="Linear warm-up of the backbone lr.")
@@ -78,9 +79,9 @@ def train(train_files: tuple[Path, ...], dev: tuple[Path, ...], out: Path, resta
 
     \b
     Examples:
-      conba train ../shared/data/mbxp_train.jsonl -d ../shared/data/mbxp_dev.jsonl -o runs/m1
-      conba train train.jsonl -d dev.jsonl -o runs/m2 --tune top-k -k 2 --head conba-scan --control-codes
-      conba train train.jsonl -d dev.jsonl -o runs/m3 --head linear --control-codes prefix
+      conba train ../shared/data/mbxp_train.jsonl -D ../shared/data/mbxp_dev.jsonl -o runs/m1
+      conba train train.jsonl -D dev.jsonl -o runs/m2 --tune top-k --top-k 2 --head conba-scan --control-codes
+      conba train train.jsonl -D dev.jsonl -o runs/m3 --head linear --control-codes prefix
     """
     from conba.cli.common import show_progress
     from conba.train.config import TrainConfig

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.metrics import roc_auc_score
+from sklearn.metrics import accuracy_score, precision_recall_curve, precision_recall_fscore_support, roc_auc_score
 
 from conba.data.records import DataError
 
@@ -90,20 +90,15 @@ def calibrate_threshold(scores: np.ndarray, labels: np.ndarray) -> float:
     lowest score (everything predicted a clone). Ties in F1 go to the highest threshold.
     """
     scores, labels = _check_scores(scores, labels)
-    n_pos = int(labels.sum())
-    if n_pos == 0:
+    if not labels.any():
         raise DataError("calibrate_threshold needs at least one positive pair (label 1)")
-    order = np.argsort(-scores, kind="stable")
-    s, y = scores[order], labels[order]
-    tp = np.cumsum(y)
-    predicted = np.arange(1, s.size + 1)
-    # Cut after position k (top k+1 predicted clones) only where the next score is strictly lower.
-    valid = np.append(s[1:] < s[:-1], True)
-    f1 = np.where(valid, 2.0 * tp / (predicted + n_pos), -1.0)
-    k = int(np.argmax(f1))
-    if k == s.size - 1:
-        return float(np.nextafter(s[-1], -np.inf))
-    return float((s[k] + s[k + 1]) / 2.0)
+    precision, recall, thresholds = precision_recall_curve(labels, scores)  # thresholds: distinct, ascending
+    precision, recall = precision[:-1], recall[:-1]  # the last point (recall 0) has no threshold
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f1 = np.nan_to_num(2 * precision * recall / (precision + recall))
+    best = float(thresholds[len(f1) - 1 - int(np.argmax(f1[::-1]))])  # ties: the highest threshold
+    lower = scores[scores < best]
+    return float((best + lower.max()) / 2.0) if lower.size else float(np.nextafter(best, -np.inf))
 
 
 def classification_metrics(scores: np.ndarray, labels: np.ndarray, threshold: float) -> dict:
@@ -114,19 +109,16 @@ def classification_metrics(scores: np.ndarray, labels: np.ndarray, threshold: fl
     only one class is present.
     """
     scores, labels = _check_scores(scores, labels)
-    pred = scores >= threshold
-    truth = labels == 1
-    tp = int(np.sum(pred & truth))
-    n_pred, n_true = int(pred.sum()), int(truth.sum())
-    precision = tp / n_pred if n_pred else 0.0
-    recall = tp / n_true if n_true else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    pred = (scores >= threshold).astype(np.int64)
+    precision, recall, f1, _ = precision_recall_fscore_support(labels, pred, average="binary", pos_label=1,
+                                                               zero_division=0.0)
+    n_true = int(labels.sum())
     both = 0 < n_true < labels.size
     return {
         "precision": float(precision),
         "recall": float(recall),
         "f1": float(f1),
-        "accuracy": float(np.mean(pred == truth)),
+        "accuracy": float(accuracy_score(labels, pred)),
         "roc_auc": float(roc_auc_score(labels, scores)) if both else float("nan"),
         "threshold": float(threshold),
         "n_pairs": int(labels.size),

@@ -32,6 +32,19 @@ def _ratio(num: int, den: int) -> float:
     return num / den if den else float("nan")
 
 
+def _set_scores(predicted: set, truth: set) -> tuple[float, float, float]:
+    """Precision, recall and F1 of the ``predicted`` items against ``truth`` (scikit-learn); NaN where
+    undefined: precision without predictions, recall without truth, F1 without either."""
+    if not predicted or not truth:
+        return _ratio(len(predicted & truth), len(predicted)), _ratio(len(predicted & truth), len(truth)), float("nan")
+    from sklearn.metrics import precision_recall_fscore_support
+
+    items = list(predicted | truth)
+    p, r, f, _ = precision_recall_fscore_support([x in truth for x in items], [x in predicted for x in items],
+                                                 average="binary", zero_division=0.0)
+    return float(p), float(r), float(f)
+
+
 def clone_statistics(index: Any, group_of: dict[str, str], language_of: dict[str, str], n_units: int,
                      cross_language_only: bool = False, threshold: str | float = "auto") -> dict:
     """Statistics of ``index.clones(threshold, cross_language_only=...)`` (see the module docstring).
@@ -56,11 +69,7 @@ def clone_statistics(index: Any, group_of: dict[str, str], language_of: dict[str
                 predicted.add(frozenset((a, b)))
     truth = true_file_pairs(group_of, language_of)
     hits = len(predicted & truth)
-    precision, recall = _ratio(hits, len(predicted)), _ratio(hits, len(truth))
-    if not predicted or not truth:
-        f1 = float("nan")
-    else:
-        f1 = 2 * precision * recall / (precision + recall) if hits else 0.0
+    precision, recall, f1 = _set_scores(predicted, truth)
     return {
         "cross_language_only": cross_language_only, "threshold": round(used, 4),
         "classes": len(classes), "pairs": n_pairs,

@@ -50,30 +50,23 @@ def candidate_pairs(index: object, ids: np.ndarray, embeddings: np.ndarray, lang
 
 
 def components(pairs: dict[tuple[int, int], float]) -> list[list[tuple[int, int]]]:
-    """Group pair keys by connected component (union-find)."""
-    parent: dict[int, int] = {}
+    """Group pair keys by connected component (networkx), in the order of each component's first key."""
+    import networkx as nx
 
-    def find(x: int) -> int:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in pairs:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
+    component_of = {node: k for k, part in enumerate(nx.connected_components(nx.Graph(list(pairs))))
+                    for node in part}
     groups: dict[int, list[tuple[int, int]]] = {}
     for key in pairs:
-        groups.setdefault(find(key[0]), []).append(key)
+        groups.setdefault(component_of[key[0]], []).append(key)
     return list(groups.values())
 
 
 def strongest_first_order(keys: list[tuple[int, int]], pairs: dict[tuple[int, int], float]) -> list[int]:
     """The members of one component, each next to what it is most similar to: a maximum spanning tree
     grown (Prim) from the best pair, so that in a chained class (A-tasks linked to B-tasks by one weak
-    edge) the A functions come together, then the B functions. Ties break by id (deterministic)."""
+    edge) the A functions come together, then the B functions. Ties break by id (deterministic).
+    Hand-written, not networkx: what matters is the order Prim visits the nodes in, which networkx's
+    spanning-tree functions do not give."""
     adjacent: dict[int, list[tuple[float, int]]] = {}
     for a, b in keys:
         adjacent.setdefault(a, []).append((pairs[(a, b)], b))

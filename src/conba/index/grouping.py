@@ -45,22 +45,14 @@ def adjacency(pairs: Pairs) -> dict[int, dict[int, float]]:
 
 
 def connected_parts(nodes: list[int], adj: dict[int, dict[int, float]]) -> list[list[int]]:
-    """The connected components of the subgraph on ``nodes``, each sorted, ordered by first node."""
-    inside, seen, parts = set(nodes), set(), []
-    for start in sorted(nodes):
-        if start in seen:
-            continue
-        seen.add(start)
-        stack, part = [start], []
-        while stack:
-            node = stack.pop()
-            part.append(node)
-            for other in adj.get(node, {}):
-                if other in inside and other not in seen:
-                    seen.add(other)
-                    stack.append(other)
-        parts.append(sorted(part))
-    return parts
+    """The connected components of the subgraph on ``nodes`` (networkx), each sorted, ordered by first node."""
+    import networkx as nx
+
+    inside = set(nodes)
+    graph = nx.Graph()
+    graph.add_nodes_from(nodes)
+    graph.add_edges_from((a, b) for a in nodes for b in adj.get(a, {}) if b in inside)
+    return sorted((sorted(part) for part in nx.connected_components(graph)), key=lambda part: part[0])
 
 
 def louvain(nodes: list[int], adj: dict[int, dict[int, float]], threshold: float,

@@ -8,10 +8,8 @@ JavaScript libraries. The template and static files are package data of ``conba.
 from __future__ import annotations
 
 import functools
-import html
-from importlib.resources import files
-from string import Template
 
+import jinja2
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
@@ -26,14 +24,16 @@ def highlight(code: str, language: str, first_line: int = 1) -> str:
 
 @functools.lru_cache(maxsize=1)
 def render_page() -> str:
-    """The page's HTML: the template with the language list and the pygments styles filled in."""
+    """The page's HTML: the jinja2 template (autoescaped) with the language list and the pygments styles."""
+    from markupsafe import Markup
     from pygments.formatters import HtmlFormatter
 
     from conba.serve.limits import known_languages
 
-    options = "".join(f'<option value="{html.escape(x)}">{html.escape(x)}</option>' for x in known_languages())
-    template = Template((files("conba.serve") / "templates" / "page.html").read_text(encoding="utf-8"))
-    return template.substitute(languages=options, pygments_css=HtmlFormatter(style="default").get_style_defs(".hl"))
+    env = jinja2.Environment(loader=jinja2.PackageLoader("conba.serve", "templates"), autoescape=True,
+                             keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+    css = Markup(HtmlFormatter(style="default").get_style_defs(".hl"))  # pygments' own CSS, not user input
+    return env.get_template("page.html").render(languages=known_languages(), pygments_css=css)
 
 
 def mount_page(app: FastAPI) -> None:
