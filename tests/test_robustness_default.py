@@ -69,7 +69,8 @@ CASES: dict[str, list[tuple[str, str, dict[str, str]]]] = {
          "  for (long long d = 2; d * d <= n; ++d)\n  {\n    if (n % d == 0)\n    {\n      return false;\n    }\n"
          "  }\n  return true;\n}\n",
          {"isPrime": "check", "n": "value", "d": "divisor"}),
-        ("std::vector<int> prefixSums(const std::vector<int>& v) {\n    std::vector<int> out(v.size() + 1, 0);\n"
+        ("std::vector<int> prefixSums(const std::vector<int>& v) {\n"
+         "    std::vector<int> out(v.size() + 1, 0);\n"
          "    for (size_t i = 0; i < v.size(); ++i) {\n        out[i + 1] = out[i] + v[i];\n    }\n    return out;\n}\n",
          "std::vector<int> prefixSums(const std::vector<int> &v)\n{\n\tstd::vector<int> out(v.size()+1,0);\n"
          "\tfor(size_t i=0;i<v.size();++i) out[i+1]=out[i]+v[i];\n\treturn out;\n}\n",
