@@ -71,7 +71,8 @@ CASES: dict[str, list[tuple[str, str, dict[str, str]]]] = {
          {"isPrime": "check", "n": "value", "d": "divisor"}),
         ("std::vector<int> prefixSums(const std::vector<int>& v) {\n"
          "    std::vector<int> out(v.size() + 1, 0);\n"
-         "    for (size_t i = 0; i < v.size(); ++i) {\n        out[i + 1] = out[i] + v[i];\n    }\n    return out;\n}\n",
+         "    for (size_t i = 0; i < v.size(); ++i) {\n        out[i + 1] = out[i] + v[i];\n    }\n"
+         "    return out;\n}\n",
          "std::vector<int> prefixSums(const std::vector<int> &v)\n{\n\tstd::vector<int> out(v.size()+1,0);\n"
          "\tfor(size_t i=0;i<v.size();++i) out[i+1]=out[i]+v[i];\n\treturn out;\n}\n",
          {"prefixSums": "scan", "v": "values", "out": "acc", "i": "k"}),
