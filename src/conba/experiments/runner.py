@@ -25,8 +25,9 @@ from conba.experiments.metrics import score_embeddings
 from conba.experiments.states import StatesProvider, embed_records, head_reads_pooled_mean
 from conba.heads import HeadConfig
 from conba.model import ConbaModel
+from conba.settings import resolve_device
 from conba.train.config import TrainConfig
-from conba.train.trainer import Trainer, resolve_device
+from conba.train.trainer import Trainer
 from conba.utils.io import read_json, write_json_atomic
 
 

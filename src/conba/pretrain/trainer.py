@@ -36,7 +36,7 @@ LOG_EVERY = 10
 class Pretrainer:
     def __init__(self, config: PretrainConfig, progress: bool = True, log=print):
         from conba.encoder.backbone import BackboneError, load_hf
-        from conba.train.trainer import resolve_device
+        from conba.settings import resolve_device
 
         self.cfg = cfg = config.validate()
         self.progress, self.log = progress, log

@@ -9,59 +9,27 @@ checkpoint every ``checkpoint_every`` steps and at each epoch end lets an interr
 from __future__ import annotations
 
 import contextlib
-import random
 import shutil
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from conba.data import CodeRecord, load_many
+from conba.data import CodeRecord, cap_records, load_many, subset_groups
 from conba.encoder.backbone import BackboneConfig
 from conba.errors import UsageError
 from conba.eval.metrics import cross_language_retrieval, embedding_similarity
 from conba.eval.pairs import balanced_pairs, calibrate_threshold
 from conba.heads import HeadConfig, run_prefixed
 from conba.model import ConbaModel
+from conba.settings import default_cache_dir, resolve_device
 from conba.train.config import TrainConfig
-from conba.train.features import TokenStates, compute_states, default_cache_dir
+from conba.train.features import TokenStates, compute_states
 from conba.train.history import History
 from conba.train.losses import in_batch_loss
 from conba.train.sampler import GroupBatchSampler, nearest_groups
 from conba.utils.io import read_json, write_json_atomic
-
-
-def cap_records(records: list[CodeRecord], cap: int, seed: int) -> list[CodeRecord]:
-    if cap <= 0:
-        return records
-    by_key: dict[tuple[str, str], list[CodeRecord]] = defaultdict(list)
-    for r in records:
-        by_key[(r.group, r.language)].append(r)
-    rng = random.Random(seed)
-    keep = set()
-    for items in by_key.values():
-        keep.update(id(r) for r in rng.sample(items, min(cap, len(items))))
-    return [r for r in records if id(r) in keep]
-
-
-def subset_groups(records: list[CodeRecord], limit: int, seed: int) -> list[CodeRecord]:
-    """About ``limit`` records made of whole groups (so retrieval stays meaningful)."""
-    if limit <= 0 or limit >= len(records):
-        return records
-    groups = sorted({r.group for r in records})
-    random.Random(seed).shuffle(groups)
-    chosen, count = set(), 0
-    size = defaultdict(int)
-    for r in records:
-        size[r.group] += 1
-    for g in groups:
-        if count >= limit:
-            break
-        chosen.add(g)
-        count += size[g]
-    return [r for r in records if r.group in chosen]
 
 
 class Trainer:
@@ -336,15 +304,6 @@ class Trainer:
 def warmup_lr(base: float, step: int, warmup_steps: int) -> float:
     """Learning rate at optimisation step ``step`` (0-based) of a linear warm-up over ``warmup_steps``."""
     return base * min(1.0, (step + 1) / max(warmup_steps, 1))
-
-
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    device = torch.device(name)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise UsageError(f"device '{name}' requested but CUDA is not available; use --device cpu")
-    return device
 
 
 def _canonical(name: str) -> str:

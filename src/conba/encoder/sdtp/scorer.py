@@ -16,8 +16,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from conba.encoder.sdtp.config import PruneConfig
 from conba.errors import ConfigError, FormatError
-from conba.prune.config import PruneConfig
 
 WEIGHTS_NAME = "prune.safetensors"
 
