@@ -145,7 +145,7 @@ def test_prune_config_roundtrip_and_validation(tmp_path):
                      ({"keep_tail": 1.0}, "keep_tail"), ({"keep_first": -1}, "keep_first")]:
         with pytest.raises(ValueError, match=msg):
             PruneConfig(**{"layers": [1], "dim": 32, "num_layers": 4, **bad}).validate()
-    with pytest.raises(ValueError, match="unknown prune config keys"):
+    with pytest.raises(ValueError, match="unknown prune config key 'bogus'"):
         PruneConfig.from_dict({"layers": [1], "bogus": 1})
     (tmp_path / "p" / "prune_config.json").write_text(json.dumps({**cfg.to_dict(), "dim": 16}))
     with pytest.raises(ValueError, match="do not match|corrupt"):

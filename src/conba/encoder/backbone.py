@@ -10,8 +10,9 @@ frozen and cached while the top k layers train.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import torch
 from torch import nn
@@ -20,7 +21,7 @@ from conba import settings
 from conba.encoder.layers import embed_input, extended_mask, run_layers
 from conba.errors import ConbaError, ConfigError
 from conba.text import split_identifiers
-from conba.utils.config_keys import known_keys
+from conba.utils.config_keys import JsonConfig
 
 EMBEDDED_NAME = "embedded:all-MiniLM-L6-v2"
 _EMBEDDED_ALIASES = {
@@ -33,20 +34,16 @@ class BackboneError(ConbaError, RuntimeError):
 
 
 @dataclass
-class BackboneConfig:
+class BackboneConfig(JsonConfig):
+    config_name: ClassVar[str] = "backbone config"
     name_or_path: str = EMBEDDED_NAME
     max_length: int = 256
     split_identifiers: bool = False
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> BackboneConfig:
-        cfg = cls(**known_keys(cls, data, "backbone config"))
-        if cfg.max_length < 8:
-            raise ConfigError(f"max_length must be >= 8, got {cfg.max_length}")
-        return cfg
+    def checked(self) -> BackboneConfig:
+        if self.max_length < 8:
+            raise ConfigError(f"max_length must be >= 8, got {self.max_length}")
+        return self
 
 
 def is_embedded(name: str) -> bool:

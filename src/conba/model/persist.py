@@ -28,6 +28,7 @@ from conba.model import st_export
 from conba.model.core import CONFIG_NAME, FORMAT_VERSION, ModelError
 from conba.syntax.view import VIEWS
 from conba.utils.io import read_json, write_json_atomic
+from conba.utils.saved import read_tensors, write_tensors
 
 if TYPE_CHECKING:
     from conba.model.core import ConbaModel
@@ -41,8 +42,6 @@ def round_to(dtype: torch.dtype, tensors: list[torch.Tensor]) -> None:
 
 
 def _save_backbone(model: ConbaModel, directory: Path, storage: str, dtype: str) -> None:
-    from safetensors.torch import save_file
-
     base = model.backbone.config.name_or_path
     if storage == "delta":
         if not is_embedded(base):
@@ -53,10 +52,8 @@ def _save_backbone(model: ConbaModel, directory: Path, storage: str, dtype: str)
         changed = [k for k, v in state.items() if k not in base_state or not torch.equal(v, base_state[k])]
         if dtype == "float16":
             round_to(torch.float16, [state[k] for k in changed])
-        delta = {k: state[k].detach().to(getattr(torch, dtype)).contiguous() for k in changed}
-        tmp = directory / ".backbone_delta.safetensors.tmp"
-        save_file(delta, str(tmp))
-        tmp.replace(directory / "backbone_delta.safetensors")
+        delta = {k: state[k].to(getattr(torch, dtype)) for k in changed}
+        write_tensors(directory / "backbone_delta.safetensors", delta)
         shutil.rmtree(directory / "backbone", ignore_errors=True)
     elif storage == "full":
         if dtype == "float16":
@@ -136,23 +133,22 @@ def read_config(directory: Path) -> dict:
 
 
 def _load_backbone(directory: Path, config: dict) -> Backbone:
-    from safetensors import SafetensorError
-    from safetensors.torch import load_file
+    from safetensors import SafetensorError  # transformers' own loading raises it for a corrupt folder
 
-    bcfg = BackboneConfig.from_dict(config["backbone"])
+    bcfg = BackboneConfig.from_dict(config["backbone"], source=directory / CONFIG_NAME)
     try:
         if config.get("backbone_storage", "full") == "full":
             tokenizer, hf = load_hf(str(directory / "backbone"))
         else:
             tokenizer, hf = load_hf(bcfg.name_or_path)
-            delta = load_file(str(directory / "backbone_delta.safetensors"))
+            delta = read_tensors(directory / "backbone_delta.safetensors")
             state = hf.state_dict()
             for k, v in delta.items():
                 if k not in state:
                     raise ModelError(f"{directory}: delta tensor '{k}' not in base model {bcfg.name_or_path}")
                 state[k] = v.to(state[k].dtype)
             hf.load_state_dict(state)
-    except (SafetensorError, FileNotFoundError, OSError) as exc:
+    except (SafetensorError, FormatError, FileNotFoundError, OSError) as exc:
         raise ModelError(f"{directory}: backbone weights missing or corrupt ({exc})") from None
     except BackboneError as exc:
         raise ModelError(f"{directory}: {exc}") from None
