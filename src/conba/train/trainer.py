@@ -8,7 +8,6 @@ checkpoint every ``checkpoint_every`` steps and at each epoch end lets an interr
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import time
 from pathlib import Path
@@ -27,16 +26,23 @@ from conba.settings import default_cache_dir, resolve_device
 from conba.train.config import TrainConfig
 from conba.train.features import TokenStates, compute_states
 from conba.train.history import History
+from conba.train.loop import autocast, warmup_lr
 from conba.train.losses import in_batch_loss
 from conba.train.sampler import GroupBatchSampler, nearest_groups
 from conba.utils.io import read_json, write_json_atomic
 
 
 class Trainer:
-    def __init__(self, config: TrainConfig, progress: bool = True, log=print):
+    """``max_steps_per_epoch``: cap the batches of every epoch (0: no cap; the experiments' quick runs).
+    ``plot_history``: draw ``training/curves.png`` after every epoch (off: call ``history.plot`` once)."""
+
+    def __init__(self, config: TrainConfig, progress: bool = True, log=print, *, max_steps_per_epoch: int = 0,
+                 plot_history: bool = True):
         self.cfg = config.validate()
         self.progress = progress
         self.log = log
+        self.max_steps_per_epoch = max_steps_per_epoch
+        self.plot_history = plot_history
         self.out = Path(config.out)
         self.run_dir = self.out / "training"
         torch.manual_seed(config.seed)
@@ -78,9 +84,7 @@ class Trainer:
         return [replace(r, code=c) for r, c in zip(records, codes)]
 
     def _autocast(self):
-        if self.cfg.amp and self.device.type == "cuda":
-            return torch.autocast("cuda", dtype=torch.bfloat16)
-        return contextlib.nullcontext()
+        return autocast(self.device, self.cfg.amp)
 
     # ------------------------------------------------------------------ features
     def _states(self, records: list[CodeRecord], desc: str) -> TokenStates | None:
@@ -236,6 +240,8 @@ class Trainer:
         while state["epoch"] < cfg.epochs and state["bad_epochs"] < cfg.patience and not out_of_time:
             epoch = state["epoch"] + 1
             batches = sampler.epoch(epoch)
+            if self.max_steps_per_epoch > 0:
+                batches = batches[:self.max_steps_per_epoch]
             self.model.train()
             t0, losses = time.time(), []
             bar = tqdm(total=len(batches), initial=state["step"], desc=f"epoch {epoch}", unit="batch",
@@ -278,7 +284,7 @@ class Trainer:
                      else "") + (" (best)" if improved else "") + f", {time.time() - t0:.0f}s")
             state.update(epoch=epoch, step=0)
             self._save_checkpoint(opt, state)
-            self.history.save(self.run_dir)
+            self.history.save(self.run_dir, plot=self.plot_history)
         return self._finish(state, dev_states)
 
     def _finish(self, state: dict, dev_states: TokenStates | None) -> ConbaModel:
@@ -290,7 +296,7 @@ class Trainer:
             i, j, labels = balanced_pairs([r.group for r in self.dev_records],
                                           [r.language for r in self.dev_records], seed=self.cfg.seed)
             best.threshold = float(calibrate_threshold(np.sum(emb[i] * emb[j], axis=1), labels))
-        self.history.save(self.run_dir)
+        self.history.save(self.run_dir, plot=self.plot_history)
         best.to("cpu")
         best.save(self.out, dtype=self.cfg.save_dtype)
         write_json_atomic(self.run_dir / "result.json", {"best_epoch": state["best_epoch"],
@@ -299,11 +305,6 @@ class Trainer:
         self.log(f"saved {self.out} (best epoch {state['best_epoch']}, dev MAP@R {state['best']:.4f}, "
                  f"threshold {best.threshold})")
         return best
-
-
-def warmup_lr(base: float, step: int, warmup_steps: int) -> float:
-    """Learning rate at optimisation step ``step`` (0-based) of a linear warm-up over ``warmup_steps``."""
-    return base * min(1.0, (step + 1) / max(warmup_steps, 1))
 
 
 def _canonical(name: str) -> str:
