@@ -104,7 +104,7 @@ def test_bench_cli_bad_input(tiny_model, tiny_data, args, msg):
 
 
 def test_threads_env(monkeypatch):
-    from conba.engine.threads import apply_threads, requested_threads
+    from conba.settings import apply_threads, requested_threads
 
     monkeypatch.delenv("CONBA_THREADS", raising=False)
     assert requested_threads() == 0

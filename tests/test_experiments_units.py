@@ -9,7 +9,7 @@ import torch
 from conba.data import CodeRecord
 from conba.experiments.config import ExperimentConfig, discover
 from conba.experiments.metrics import aggregate, mean_std, pair_split, score_embeddings
-from conba.experiments.runner import REFERENCE, Variant, limited_steps
+from conba.experiments.runner import REFERENCE, Variant
 from conba.experiments.states import window
 from conba.train.features import TokenStates
 
@@ -115,18 +115,19 @@ def test_mean_std_and_aggregate():
     assert agg["map_at_r"]["mean"] == pytest.approx(0.3) and agg["pairs"]["a->b"]["mean"] == pytest.approx(0.4)
 
 
-def test_limited_steps_caps_epochs_and_restores():
-    import conba.train.trainer as tr
+def test_trainer_options_cap_the_steps_and_skip_the_plots(tiny_backbone, tiny_data, tmp_path):
+    from conba.train.config import TrainConfig
+    from conba.train.trainer import Trainer
 
-    original = tr.GroupBatchSampler
-    groups = [f"g{k // 2}" for k in range(40)]
-    langs = ["java", "python"] * 20
-    full = len(original(groups, langs, 2, 2, 0).epoch(1))
-    with limited_steps(2):
-        assert len(tr.GroupBatchSampler(groups, langs, 2, 2, 0).epoch(1)) == min(2, full)
-    assert tr.GroupBatchSampler is original
-    with limited_steps(0):
-        assert tr.GroupBatchSampler is original
+    train, _ = tiny_data
+    cfg = TrainConfig(train=[str(train)], out=str(tmp_path / "out"), backbone=str(tiny_backbone), head="linear",
+                      groups_per_batch=2, per_group=2, epochs=1, cache_dir=str(tmp_path / "cache"), device="cpu")
+    full = Trainer(cfg, progress=False, log=lambda m: None, plot_history=False)
+    full.fit()
+    assert len(full.history.steps) > 1 and not (tmp_path / "out" / "training" / "curves.png").exists()
+    capped = Trainer(cfg, progress=False, log=lambda m: None, max_steps_per_epoch=1, plot_history=False)
+    capped.fit(restart=True)
+    assert len(capped.history.steps) == 1
 
 
 def test_variants():

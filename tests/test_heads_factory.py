@@ -97,7 +97,7 @@ def test_head_keeps_a_private_copy_of_its_config() -> None:
     ({"code_mode": "suffix"}, "code_mode"),
     ({"residual": 1}, "residual"),
     ({"use_state": None}, "use_state"),
-    ({"colour": "red"}, "unknown HeadConfig key"),
+    ({"colour": "red"}, "unknown head config key"),
 ])
 def test_bad_config_values_raise(bad: dict, field: str) -> None:
     with pytest.raises(ValueError, match=field):
@@ -124,26 +124,26 @@ def test_missing_and_corrupt_files_raise_clear_errors(tmp_path: Path) -> None:
     good_weights, good_config = weights.read_bytes(), config.read_text()
 
     weights.unlink()
-    with pytest.raises(FileNotFoundError, match=f"head file missing: {weights}"):
+    with pytest.raises(FileNotFoundError, match=f"{weights}: weights missing"):
         load_head(d)
     weights.write_bytes(b"\x00garbage")
-    with pytest.raises(ValueError, match=f"corrupt head weights {weights}") as err:
+    with pytest.raises(ValueError, match=f"{weights}: corrupt weights") as err:
         load_head(d)
     assert "\n" not in str(err.value)
     weights.write_bytes(good_weights)
 
     config.write_text("{not json")
-    with pytest.raises(ValueError, match=f"corrupt head config {config}"):
+    with pytest.raises(ValueError, match=f"{config}:1: invalid JSON"):
         load_head(d)
     config.write_text(json.dumps({**json.loads(good_config), "pooling": "max"}))
-    with pytest.raises(ValueError, match=f"bad head config {config}.*pooling"):
+    with pytest.raises(ValueError, match=f"pooling.* in {config}"):
         load_head(d)
     config.write_text(json.dumps({**json.loads(good_config), "dim": 16}))
-    with pytest.raises(ValueError, match=f"head weights {weights} do not match") as err:
+    with pytest.raises(ValueError, match=f"{weights}: weights do not match {config}") as err:
         load_head(d)
     assert "\n" not in str(err.value)
     config.unlink()
-    with pytest.raises(FileNotFoundError, match=f"head file missing: {config}"):
+    with pytest.raises(FileNotFoundError, match=f"{config}: config missing"):
         load_head(d)
 
 

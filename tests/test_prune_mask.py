@@ -3,14 +3,8 @@ import math
 import pytest
 import torch
 
-from conba.prune.mask import (
-    gather_tokens,
-    gumbel_keep,
-    hard_keep_indices,
-    keep_counts,
-    protected_tokens,
-    soft_attention_mask,
-)
+from conba.encoder.sdtp.mask import gather_tokens, hard_keep_indices, keep_counts, protected_tokens
+from conba.prune.soft import gumbel_keep, soft_attention_mask
 
 
 def test_protected_tokens_first_and_tail():

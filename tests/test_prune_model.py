@@ -5,12 +5,13 @@ import pytest
 import torch
 from click.testing import CliRunner
 
+from conba.encoder.sdtp.pruned import pruned_states
 from conba.engine.batching import pad_batch
 from conba.heads import HeadConfig
 from conba.model import ConbaModel, ModelError, load_model
 from conba.prune import PruneConfig, PruneModule, keep_score, load_pruner, parse_layers, save_pruner
-from conba.prune.forward import pruned_states, soft_states
 from conba.prune.saliency import SaliencyHooks, batch_saliency, importance
+from conba.prune.soft import soft_states
 from conba.train.losses import in_batch_loss
 
 CODES = ["def add(a, b):\n    return a + b\n" * 4, "x = 1", "static int add(int a, int b) { return a + b; }",
@@ -87,8 +88,9 @@ def test_pruned_states_shrink_tokens(model):
 def test_pool_pruned_counts_every_token(model):
     """With pool_pruned, the pooled mean covers the survivors (last layer) and the pruned tokens (at the
     layer they left)."""
-    from conba.prune.forward import embed_input, embed_states, hard_mask, run_layer
-    from conba.prune.mask import hard_keep_indices
+    from conba.encoder.layers import embed_input, hard_mask, run_layer
+    from conba.encoder.sdtp.mask import hard_keep_indices
+    from conba.encoder.sdtp.pruned import embed_states
 
     ids, mask = pad_batch([list(range(5, 45)), list(range(5, 25))], 0)
     pr = _pruner(ratio=0.5, layers=(3,))
@@ -143,7 +145,7 @@ def test_prune_config_roundtrip_and_validation(tmp_path):
                      ({"keep_tail": 1.0}, "keep_tail"), ({"keep_first": -1}, "keep_first")]:
         with pytest.raises(ValueError, match=msg):
             PruneConfig(**{"layers": [1], "dim": 32, "num_layers": 4, **bad}).validate()
-    with pytest.raises(ValueError, match="unknown prune config keys"):
+    with pytest.raises(ValueError, match="unknown prune config key 'bogus'"):
         PruneConfig.from_dict({"layers": [1], "bogus": 1})
     (tmp_path / "p" / "prune_config.json").write_text(json.dumps({**cfg.to_dict(), "dim": 16}))
     with pytest.raises(ValueError, match="do not match|corrupt"):
@@ -193,7 +195,8 @@ def test_saliency_hooks_match_manual_gradient(model):
 def test_soft_pass_gradient_reaches_every_scorer(model):
     pr = _pruner()
     ids, mask = pad_batch([list(range(5, 30)), list(range(5, 20))], 0)
-    from conba.prune.forward import embed_input, weighted_mean
+    from conba.encoder.layers import embed_input
+    from conba.prune.soft import weighted_mean
 
     for p in model.parameters():
         p.requires_grad_(False)
@@ -246,7 +249,7 @@ def test_prune_train_cli_bad_input(deep_backbone, tmp_path, extra, msg):
 
 
 def test_other_model_types_fall_back_or_refuse(model, monkeypatch):
-    from conba.prune.forward import require_own_loop
+    from conba.encoder.layers import require_own_loop
 
     exact = model.encode(CODES)
     monkeypatch.setattr(model.backbone.model.config, "model_type", "deberta-v2")
@@ -278,7 +281,7 @@ def test_prune_train_reuses_saliency_for_a_layer_subset(deep_backbone, tmp_path)
 
 
 def test_retarget_pruner_reuses_scorers(model):
-    from conba.prune.scorer import retarget_pruner
+    from conba.encoder.sdtp.scorer import retarget_pruner
 
     pr = _pruner(0.5, (1, 3))
     new = retarget_pruner(pr, keep_ratio=0.8, layers=[3])

@@ -9,7 +9,6 @@ import torch
 from click.testing import CliRunner
 
 from conba.cli.main import cli
-from conba.experiments.runner import no_history_plots
 from conba.model import load_model
 from conba.train.config import TrainConfig
 from conba.train.trainer import Trainer
@@ -63,7 +62,7 @@ def test_training_with_prefix_codes(tiny_backbone, tiny_data, tmp_path) -> None:
     cfg = TrainConfig(train=[str(train)], out=str(tmp_path / "out"), backbone=str(tiny_backbone), head="linear",
                       control_codes="prefix", groups_per_batch=2, per_group=3, epochs=1,
                       cache_dir=str(tmp_path / "cache"), device="cpu")
-    trainer = Trainer(cfg, progress=False, log=lambda m: None)
+    trainer = Trainer(cfg, progress=False, log=lambda m: None, plot_history=False)
     head = trainer.model.head
     assert trainer.start_layer == 0 and head.prefix is not None
     records = trainer.train_records
@@ -76,8 +75,7 @@ def test_training_with_prefix_codes(tiny_backbone, tiny_data, tmp_path) -> None:
     assert all(grad[j].abs().sum() > 0 for j in used) and grad[0].abs().sum() == 0
     assert all(p.grad is None for p in trainer.model.backbone.parameters())
     head.zero_grad()
-    with no_history_plots():
-        trainer.fit()
+    trainer.fit()
     loaded = load_model(tmp_path / "out")
     assert loaded.head.config.code_mode == "prefix" and loaded.head.config.languages == ["java", "javascript",
                                                                                           "python"]
@@ -90,8 +88,7 @@ def test_training_a_token_head_with_the_new_switches(tiny_backbone, tiny_data, t
     cfg = TrainConfig(train=[str(train)], out=str(tmp_path / "out"), backbone=str(tiny_backbone), head="conba",
                       head_mode="tokens", use_feedback=False, groups_per_batch=2, per_group=3, epochs=1,
                       cache_dir=str(tmp_path / "cache"), device="cpu", control_codes="both")
-    with no_history_plots():
-        Trainer(cfg, progress=False, log=lambda m: None).fit()
+    Trainer(cfg, progress=False, log=lambda m: None, plot_history=False).fit()
     loaded = load_model(tmp_path / "out")
     hc = loaded.head.config
     assert hc.use_state and not hc.use_feedback and hc.residual and hc.code_mode == "both"

@@ -4,9 +4,10 @@ import pytest
 from click.testing import CliRunner
 
 from conba.cli.main import cli
+from conba.data import cap_records, subset_groups
 from conba.model import load_model
 from conba.train.config import TrainConfig
-from conba.train.trainer import Trainer, cap_records, subset_groups
+from conba.train.trainer import Trainer
 
 
 def cfg(tiny_backbone, tiny_data, tmp_path, **kw):

@@ -9,8 +9,10 @@ import torch
 from click.testing import CliRunner
 
 from conba.cli.main import cli
+from conba.settings import resolve_device
 from conba.train.config import TrainConfig
-from conba.train.trainer import Trainer, resolve_device, warmup_lr
+from conba.train.loop import warmup_lr
+from conba.train.trainer import Trainer
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -78,7 +78,7 @@ def sample_records(records: list, limit: int, seed: int) -> list:
 def group_subset(records: list, limit: int, seed: int) -> list:
     """Whole groups, seeded, until about ``limit`` records (MAP@R needs every clone of a group);
     the same subset as ``conba train --dev-limit`` picks."""
-    from conba.train.trainer import subset_groups
+    from conba.data import subset_groups
 
     return list(subset_groups(records, limit, seed))
 
@@ -119,7 +119,7 @@ def variant_key(vs, name: str) -> str:
     model = vs.model
     parts = [name, model.fingerprint()]
     if name in ("sdtp", "both") and model.pruner is not None:
-        from conba.prune.scorer import pruner_key
+        from conba.encoder.sdtp.scorer import pruner_key
 
         parts.append(pruner_key(model.pruner))
     if name in ("onnx", "both"):
@@ -164,7 +164,7 @@ def run_speed(cfg: SpeedConfig, log: Callable[[str], None] = lambda m: None) -> 
     """Run the benchmark; returns the report dict (see :func:`conba.bench.report.format_report`)."""
     from conba.bench.report import machine_info
     from conba.data import load_records
-    from conba.engine.threads import apply_threads
+    from conba.settings import apply_threads
 
     cfg.validate()
     threads = apply_threads()
@@ -228,7 +228,7 @@ def run_speed(cfg: SpeedConfig, log: Callable[[str], None] = lambda m: None) -> 
 
 def _add_map(report: dict, cfg: SpeedConfig, vs, log: Callable[[str], None]) -> None:
     from conba.data import load_records
-    from conba.train.features import default_cache_dir
+    from conba.settings import default_cache_dir
 
     names = [n for n in cfg.map_variants if n in vs.encoders]
     if not names:

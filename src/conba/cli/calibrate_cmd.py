@@ -39,9 +39,9 @@ def calibrate_cmd(dev: tuple[Path, ...], model: str | None, target: float, write
       conba calibrate ../shared/data/atcoder_dev.jsonl -m runs/my-model --precision 0.9
       conba calibrate dev1.jsonl dev2.jsonl -m runs/my-model -p 0.95 --write --plain
     """
-    from conba.data import load_many
+    from conba.data import load_many, subset_groups
     from conba.eval.calibrate import calibrate, model_folder, write_clone_threshold
-    from conba.train.trainer import resolve_device, subset_groups
+    from conba.settings import resolve_device
 
     name = resolve_model_name(model)
     folder = model_folder(name, force) if write else None  # fail before the encoding

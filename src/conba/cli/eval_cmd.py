@@ -43,10 +43,10 @@ def eval_cmd(data: Path, model: str | None, view: str | None, json_out: Path | N
       conba eval test.jsonl --calibrate dev.jsonl --no-tfidf
       conba eval data.jsonl --view code      # the model sees each snippet without imports etc.
     """
-    from conba.data import load_records
+    from conba.data import load_records, subset_groups
     from conba.eval.report import format_classification, format_retrieval_table
     from conba.eval.runner import evaluate
-    from conba.train.trainer import resolve_device, subset_groups
+    from conba.settings import resolve_device
     from conba.utils.io import write_json_atomic
 
     records = subset_groups(load_records(data), limit, seed)

@@ -68,7 +68,7 @@ def train(model: str | None, out: Path, keep_ratio: float, layers: str, data: tu
       python -c "import conba; m = conba.load_model('runs/default-sdtp', prune=False)"   # exact again
     """
     from conba.cli.common import show_progress
-    from conba.prune.config import parse_layers
+    from conba.encoder.sdtp.config import parse_layers
     from conba.prune.train import train_pruner
     from conba.prune.train_config import DEFAULT_TRAIN, PruneTrainConfig
 
@@ -98,8 +98,8 @@ def set_(model_dir: Path, keep_ratio: float | None, layers: str) -> None:
     """
     import json
 
-    from conba.prune.config import parse_layers
-    from conba.prune.scorer import load_pruner, retarget_pruner, save_pruner
+    from conba.encoder.sdtp.config import parse_layers
+    from conba.encoder.sdtp.scorer import load_pruner, retarget_pruner, save_pruner
 
     folder = model_dir / "prune"
     if not folder.is_dir():

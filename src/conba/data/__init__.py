@@ -13,8 +13,9 @@ from conba.data.records import (
     normalize_language,
     pairs_to_records,
 )
+from conba.data.subsets import cap_records, subset_groups
 
 __all__ = [
     "LANGUAGES", "CodeRecord", "DataError", "PairExample", "detect_format", "load_grouped",
-    "load_many", "load_pairs", "load_records", "normalize_language", "pairs_to_records",
+    "load_many", "load_pairs", "load_records", "normalize_language", "pairs_to_records", "cap_records", "subset_groups",
 ]

@@ -10,16 +10,18 @@ frozen and cached while the top k layers train.
 
 from __future__ import annotations
 
-import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import torch
 from torch import nn
 
+from conba import settings
+from conba.encoder.layers import embed_input, extended_mask, run_layers
 from conba.errors import ConbaError, ConfigError
 from conba.text import split_identifiers
-from conba.utils.config_keys import known_keys
+from conba.utils.config_keys import JsonConfig
 
 EMBEDDED_NAME = "embedded:all-MiniLM-L6-v2"
 _EMBEDDED_ALIASES = {
@@ -32,20 +34,16 @@ class BackboneError(ConbaError, RuntimeError):
 
 
 @dataclass
-class BackboneConfig:
+class BackboneConfig(JsonConfig):
+    config_name: ClassVar[str] = "backbone config"
     name_or_path: str = EMBEDDED_NAME
     max_length: int = 256
     split_identifiers: bool = False
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> BackboneConfig:
-        cfg = cls(**known_keys(cls, data, "backbone config"))
-        if cfg.max_length < 8:
-            raise ConfigError(f"max_length must be >= 8, got {cfg.max_length}")
-        return cfg
+    def checked(self) -> BackboneConfig:
+        if self.max_length < 8:
+            raise ConfigError(f"max_length must be >= 8, got {self.max_length}")
+        return self
 
 
 def is_embedded(name: str) -> bool:
@@ -80,7 +78,7 @@ def load_hf(name_or_path: str):
     if not local and ("/" not in path or path.startswith((".", "/"))) and not is_embedded(name_or_path):
         if path.startswith((".", "/")):
             raise BackboneError(f"backbone folder not found: {path}")
-    offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or os.environ.get("CONBA_OFFLINE") == "1"
+    offline = settings.offline()
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=offline)
         model = AutoModel.from_pretrained(path, local_files_only=offline)
@@ -93,11 +91,6 @@ def load_hf(name_or_path: str):
             f"--backbone /models/{path.split('/')[-1]}; the embedded default needs no network."
         ) from None
     return tokenizer, model
-
-
-def extended_mask(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """(b, l) 0/1 -> additive (b, 1, 1, l) attention mask."""
-    return (1.0 - mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
 
 
 class Backbone(nn.Module):
@@ -164,19 +157,15 @@ class Backbone(nn.Module):
 
     def lower(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, n_layers: int) -> torch.Tensor:
         """Embeddings plus the first ``n_layers`` layers. Args: input_ids: shape (b, l)."""
-        hidden = self.model.embeddings(input_ids=input_ids, token_type_ids=torch.zeros_like(input_ids))
-        return self.run_layers(hidden, attention_mask, 0, n_layers)
+        return self.run_layers(embed_input(self, input_ids), attention_mask, 0, n_layers)
 
     def upper(self, hidden: torch.Tensor, attention_mask: torch.Tensor, start: int) -> torch.Tensor:
         """Layers ``start..`` on cached states. Args: hidden: shape (b, l, d)."""
         return self.run_layers(hidden, attention_mask, start, self.num_layers)
 
     def run_layers(self, hidden: torch.Tensor, attention_mask: torch.Tensor, start: int, end: int) -> torch.Tensor:
-        ext = extended_mask(attention_mask, hidden.dtype)
-        for layer in self.layers[start:end]:
-            out = layer(hidden, attention_mask=ext)
-            hidden = out[0] if isinstance(out, tuple) else out
-        return hidden
+        """Layers ``start..end`` (always with a (b, 1, 1, l) mask). Args: hidden: (b, l, d); attention_mask: (b, l)."""
+        return run_layers(self.layers, hidden, attention_mask, start, end, attention=extended_mask)[0]
 
     def set_trainable(self, mode: str, top_k: int = 0) -> None:
         """mode: 'none' (frozen), 'top-k' (last ``top_k`` layers train), 'full' (all but embeddings)."""
@@ -196,7 +185,3 @@ class Backbone(nn.Module):
                 p.requires_grad_(not name.startswith("embeddings.") and not name.startswith("pooler."))
             return
         raise ConfigError(f"unknown tuning mode '{mode}' (none, top-k, full)")
-
-
-def default_threads() -> int:
-    return int(os.environ.get("CONBA_THREADS", "0")) or torch.get_num_threads()

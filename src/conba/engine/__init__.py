@@ -8,7 +8,7 @@
 """
 
 from conba.engine.batching import Batch, length_sorted_batches, pad_batch, pad_token_id, tokenize_ids
-from conba.engine.threads import THREADS_ENV, apply_threads, requested_threads
+from conba.settings import THREADS_ENV, apply_threads, requested_threads
 
 ENGINES = ("torch", "onnx", "onnx-fp32")
 

@@ -29,10 +29,10 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from conba.encoder.layers import embed_input, extended_mask, require_own_loop, run_layer, run_layers
+from conba.encoder.sdtp.scorer import keep_score
 from conba.errors import ConbaError
 from conba.heads.prefix import require_no_prefix
-from conba.prune.forward import embed_input, require_own_loop, run_layer
-from conba.prune.scorer import keep_score
 from conba.utils.io import write_json_atomic
 
 MANIFEST = "manifest.json"
@@ -67,10 +67,13 @@ class Segment(nn.Module):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor):
         hidden = embed_input(self.backbone, x) if self.embed else x
-        ext = (1.0 - mask[:, None, None, :].to(hidden.dtype)) * torch.finfo(hidden.dtype).min
         heads = int(self.backbone.model.config.num_attention_heads)
-        for layer in self.backbone.layers[self.start:self.end]:
-            hidden = bert_layer(layer, hidden, ext, heads) if is_bert_layer(layer) else run_layer(layer, hidden, ext)
+
+        def export_layer(layer, hidden: torch.Tensor, ext: torch.Tensor) -> torch.Tensor:
+            return bert_layer(layer, hidden, ext, heads) if is_bert_layer(layer) else run_layer(layer, hidden, ext)
+
+        hidden, _ = run_layers(self.backbone.layers, hidden, mask, self.start, self.end, attention=extended_mask,
+                               layer_fn=export_layer)
         if self.scorer is None:
             return hidden
         return hidden, keep_score(self.scorer(hidden))

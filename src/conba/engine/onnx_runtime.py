@@ -16,14 +16,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from conba.encoder.sdtp.config import PruneConfig
+from conba.encoder.sdtp.mask import hard_keep_indices
+from conba.encoder.sdtp.pruned import PrunedStates, dropped_sum
+from conba.encoder.sdtp.scorer import pruner_key
 from conba.engine.onnx_export import MANIFEST, export_onnx, read_manifest, require_onnx
-from conba.engine.threads import requested_threads
 from conba.errors import ConfigError, FormatError
 from conba.heads.prefix import require_no_prefix
-from conba.prune.config import PruneConfig
-from conba.prune.forward import PrunedStates, dropped_sum
-from conba.prune.mask import hard_keep_indices
-from conba.prune.scorer import pruner_key
+from conba.settings import requested_threads
 
 EXPORT_VERSION = 2  # bump when the export recipe changes (cached exports are rebuilt)
 
@@ -83,7 +83,7 @@ def export_dir(model, quantize: bool, prune: bool) -> Path:
     """Where the export of this model / pruner / precision is cached."""
     import onnxruntime as ort
 
-    from conba.train.features import default_cache_dir
+    from conba.settings import default_cache_dir
 
     pruner = model.pruner if prune else None
     name = f"{model.fingerprint()}-{pruner_key(pruner)}-{'int8' if quantize else 'fp32'}-ort{ort.__version__}" \

@@ -11,18 +11,20 @@ subsets, 2 seeds, 2 epochs, every experiment still exercised.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import ClassVar
 
 from conba.errors import ConfigError
-from conba.utils.io import read_json, write_json_atomic
+from conba.utils.config_keys import JsonConfig
 
 DEFAULT_TEMPERATURES = (0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
 QUICK_TEMPERATURES = (0.05, 0.2, 1.0)
 
 
 @dataclass
-class ExperimentConfig:
+class ExperimentConfig(JsonConfig):
+    config_name: ClassVar[str] = "experiment config"
     train: list[str] = field(default_factory=list)  # training files (*_train.jsonl)
     dev: list[str] = field(default_factory=list)    # dev files; the first one is used for early stopping
     work: str = "runs/experiments"                  # trained models, data subsets, caches of this suite
@@ -92,20 +94,6 @@ class ExperimentConfig:
                    tsne_groups=8, noise_limit=60, quick=True)
         return replace(base, **overrides)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> ExperimentConfig:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
-
-    def save(self, path: str | Path) -> None:
-        write_json_atomic(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path: str | Path) -> ExperimentConfig:
-        return cls.from_dict(read_json(path))
 
 
 def discover(data_dir: str | Path) -> tuple[list[str], list[str]]:

@@ -15,10 +15,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conba.data import CodeRecord, load_many, load_records
+from conba.data import CodeRecord, cap_records, load_many, load_records, subset_groups
 from conba.data.records import DataError
 from conba.experiments.config import ExperimentConfig
-from conba.train.trainer import cap_records, subset_groups
 from conba.utils.io import write_text_atomic
 
 

@@ -38,7 +38,7 @@ QUICK_RECORDS = 300
 
 
 def _subset(records: list[CodeRecord], limit: int, seed: int) -> list[CodeRecord]:
-    from conba.train.trainer import subset_groups
+    from conba.data import subset_groups
 
     return subset_groups(records, limit, seed)
 
@@ -147,7 +147,7 @@ def run_noise(model: Any, records: list[CodeRecord], out_dir: str | Path, *,
     if hasattr(model, "fingerprint"):
         key = _key(model, records, seed)
         if cache_dir is None:
-            from conba.train.features import default_cache_dir
+            from conba.settings import default_cache_dir
 
             cache_dir = default_cache_dir() / "noise" / key
     else:  # no way to tell two such models apart: cache in a scratch folder, no resume

@@ -10,7 +10,6 @@ same τ) train it once.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import time
@@ -25,8 +24,9 @@ from conba.experiments.metrics import score_embeddings
 from conba.experiments.states import StatesProvider, embed_records, head_reads_pooled_mean
 from conba.heads import HeadConfig
 from conba.model import ConbaModel
+from conba.settings import resolve_device
 from conba.train.config import TrainConfig
-from conba.train.trainer import Trainer, resolve_device
+from conba.train.trainer import Trainer
 from conba.utils.io import read_json, write_json_atomic
 
 
@@ -82,40 +82,6 @@ class RunResult:
         return d
 
 
-@contextlib.contextmanager
-def limited_steps(steps: int):
-    """Cap the batches of every training epoch at ``steps`` (0 = no cap) while the block runs."""
-    if steps <= 0:
-        yield
-        return
-    import conba.train.trainer as trainer_module
-
-    original = trainer_module.GroupBatchSampler
-
-    class Limited(original):  # type: ignore[misc, valid-type]
-        def epoch(self, epoch: int) -> list[list[int]]:
-            return super().epoch(epoch)[:steps]
-
-    trainer_module.GroupBatchSampler = Limited
-    try:
-        yield
-    finally:
-        trainer_module.GroupBatchSampler = original
-
-
-@contextlib.contextmanager
-def no_history_plots():
-    """Skip the core trainer's per-epoch curves.png while the block runs (about a second per plot)."""
-    from conba.train.history import History
-
-    original = History.plot
-    History.plot = lambda self, directory: None  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        History.plot = original  # type: ignore[method-assign]
-
-
 class ExperimentTrainer(Trainer):
     """The core Trainer, reading token states from a shared StatesProvider: pooled vectors for heads
     that mean-pool first, the first T token states for over-tokens heads.
@@ -125,8 +91,8 @@ class ExperimentTrainer(Trainer):
 
     def __init__(self, config: TrainConfig, provider: StatesProvider, head_tokens: int = 0, steps: int = 0,
                  progress: bool = True, log=print, plot: bool = True):
-        super().__init__(config, progress=progress, log=log)
-        self.provider, self.head_tokens, self.steps, self.plot = provider, head_tokens, steps, plot
+        super().__init__(config, progress=progress, log=log, max_steps_per_epoch=steps, plot_history=False)
+        self.provider, self.head_tokens, self.plot = provider, head_tokens, plot
 
     def _states(self, records, desc):
         head = self.model.head
@@ -134,8 +100,7 @@ class ExperimentTrainer(Trainer):
         return self.provider.get(self.model.backbone, [r.code for r in records], self.start_layer, tokens, desc)
 
     def fit(self, restart: bool = False) -> ConbaModel:
-        with limited_steps(self.steps), no_history_plots():
-            model = super().fit(restart=restart)
+        model = super().fit(restart=restart)
         if self.plot:
             self.history.plot(self.run_dir)
         return model

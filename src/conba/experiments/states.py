@@ -23,7 +23,8 @@ import numpy as np
 import torch
 
 from conba.heads.prefix import run_prefixed
-from conba.train.features import TokenStates, _backbone_key, compute_states, default_cache_dir
+from conba.settings import default_cache_dir
+from conba.train.features import TokenStates, _backbone_key, compute_states
 
 
 def window(states: TokenStates, tokens: int) -> TokenStates:

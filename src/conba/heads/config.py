@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
 
 from conba.errors import ConfigError
+from conba.utils.config_keys import JsonConfig
 
 HEAD_KINDS: tuple[str, ...] = ("conba", "conba-scan", "linear", "none")
 MODES: tuple[str, ...] = ("pooled", "tokens")
@@ -33,7 +34,7 @@ def _is_int(v: Any) -> bool:
 
 
 @dataclass
-class HeadConfig:
+class HeadConfig(JsonConfig):
     """Which head to build and its sizes.
 
     ``mode`` only matters for kind "conba". ``pooling`` picks how pooled heads (none, linear,
@@ -52,6 +53,8 @@ class HeadConfig:
     to control_weight (conba kinds with ``use_control`` only), "prefix" inserts a learned code
     vector after the CLS token at the backbone's embedding layer (every kind), "both" does both.
     """
+
+    config_name: ClassVar[str] = "head config"
 
     kind: str = "conba"
     dim: int = 384
@@ -150,18 +153,10 @@ class HeadConfig:
             del d["use_state"]
         return d
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> HeadConfig:
-        if not isinstance(d, Mapping):
-            raise ConfigError(f"HeadConfig.from_dict needs a mapping, got {type(d).__name__}")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ConfigError(f"unknown HeadConfig key(s) {unknown}; known keys are {sorted(known)}")
-        kwargs = dict(d)
-        if isinstance(kwargs.get("languages"), tuple):
-            kwargs["languages"] = list(kwargs["languages"])
-        return cls(**kwargs)
+    def checked(self) -> HeadConfig:
+        if isinstance(self.languages, tuple):
+            self.languages = list(self.languages)
+        return self
 
 
 def upgrade_legacy(raw: Mapping[str, Any]) -> dict[str, Any]:

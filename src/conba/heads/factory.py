@@ -1,29 +1,27 @@
 """Build, save and load heads.
 
 A saved head is a folder with ``head_config.json`` (``HeadConfig.to_dict()``) and ``head.safetensors``
-(the state dict). A config saved before keys were added loads with their legacy meaning
-(``conba.heads.config.upgrade_legacy``). Both are written to a temporary file in the same folder and
-moved into place with ``os.replace``, so a crash never leaves a half-written file under the final name.
+(the state dict), written and read by :mod:`conba.utils.saved` (atomic writes, one-line errors naming
+the file). A config saved before keys were added loads with their legacy meaning
+(``conba.heads.config.upgrade_legacy``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import load_file, save_file
 
-from conba.errors import FormatError
+from conba.errors import ConfigError
 from conba.heads.base import Head
 from conba.heads.baselines import LinearHead, PoolingHead
 from conba.heads.config import HeadConfig, upgrade_legacy
 from conba.heads.seed_layer import ConbaLayer
 from conba.heads.selective_scan import ConbaScan
-from conba.utils.io import atomic_write
+from conba.utils.saved import load_state, read_config, save_module
 
 CONFIG_NAME = "head_config.json"
 WEIGHTS_NAME = "head.safetensors"
@@ -44,25 +42,9 @@ def build_head(config: HeadConfig | Mapping[str, Any]) -> Head:
     return _HEAD_CLASSES[config.kind](config)
 
 
-def _one_line(err: BaseException) -> str:
-    return " ".join(str(err).split())
-
-
 def save_head(head: Head, directory: str | os.PathLike[str]) -> None:
     """Write ``head_config.json`` and ``head.safetensors`` into ``directory`` (created if needed)."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    tensors = {k: v.detach().cpu().contiguous().clone() for k, v in head.state_dict().items()}
-    text = json.dumps(head.config.to_dict(), indent=2, sort_keys=True) + "\n"
-
-    def write_config(tmp: Path) -> None:
-        Path(tmp).write_text(text, encoding="utf-8")
-
-    def write_weights(tmp: Path) -> None:
-        save_file(tensors, tmp, metadata={"format": "pt", "conba_head_kind": head.config.kind})
-
-    atomic_write(directory / WEIGHTS_NAME, write_weights)
-    atomic_write(directory / CONFIG_NAME, write_config)
+    save_module(directory, head, head.config, CONFIG_NAME, WEIGHTS_NAME, {"conba_head_kind": head.config.kind})
 
 
 def load_head(directory: str | os.PathLike[str], device: str | torch.device = "cpu") -> Head:
@@ -70,28 +52,9 @@ def load_head(directory: str | os.PathLike[str], device: str | torch.device = "c
     directory = Path(directory)
     if not directory.is_dir():
         raise FileNotFoundError(f"head directory not found: {directory}")
-    config_path, weights_path = directory / CONFIG_NAME, directory / WEIGHTS_NAME
-    for path in (config_path, weights_path):
-        if not path.is_file():
-            raise FileNotFoundError(f"head file missing: {path}")
+    config = read_config(directory, HeadConfig, CONFIG_NAME, upgrade=upgrade_legacy)
     try:
-        raw = json.loads(config_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise FormatError(f"corrupt head config {config_path}: {_one_line(err)}") from err
-    try:
-        config = HeadConfig.from_dict(upgrade_legacy(raw) if isinstance(raw, dict) else raw)
-    except (TypeError, ValueError) as err:
-        raise FormatError(f"bad head config {config_path}: {_one_line(err)}") from err
-    try:
-        state = load_file(str(weights_path))
-    except Exception as err:  # safetensors raises its own error types for corrupt files
-        raise FormatError(f"corrupt head weights {weights_path}: {_one_line(err)}") from err
-    head = build_head(config)
-    float_dtypes = {t.dtype for t in state.values() if t.is_floating_point()}
-    if len(float_dtypes) == 1:
-        head.to(float_dtypes.pop())
-    try:
-        head.load_state_dict(state, strict=True)
-    except RuntimeError as err:
-        raise FormatError(f"head weights {weights_path} do not match {config_path}: {_one_line(err)}") from err
-    return head.to(device)
+        head = build_head(config)
+    except ConfigError as err:
+        raise ConfigError(f"{err} in {directory / CONFIG_NAME}") from None
+    return load_state(head, directory, WEIGHTS_NAME, CONFIG_NAME).to(device)

@@ -42,6 +42,7 @@ from conba.index.errors import (
 from conba.index.filters import DEFAULT_MAX_FILE_SIZE
 from conba.index.lock import IndexLock, holder
 from conba.index.records import AddReport, CloneClass, Hit, Unit
+from conba.index.search import filtered_search
 from conba.index.store import Store
 from conba.index.threshold import model_clone_threshold, resolve_threshold
 from conba.utils.io import read_json, write_json_atomic
@@ -346,25 +347,8 @@ class Index:
             raise ConfigError("k must be >= 1")
         queries = np.atleast_2d(np.asarray(queries, dtype=np.float32))
         language = normalize_language(language) if language else None
-        index = self._vectors()
-        results: list[list[Hit]] = [[] for _ in range(len(queries))]
-        if index.ntotal == 0:
-            return results
-        todo = list(range(len(queries)))
-        fetch = k if language is None else min(index.ntotal, k * 8)
-        while todo:
-            scores, ids = vec.search(index, queries[todo], fetch)
-            units = self._db(self.store.units, {int(i) for i in ids.ravel() if i >= 0})
-            again = []
-            for row, q in enumerate(todo):
-                hits = [Hit(float(s), units[int(i)]) for s, i in zip(scores[row], ids[row])
-                        if int(i) in units and (language is None or units[int(i)].language == language)]
-                if len(hits) >= k or fetch >= index.ntotal:
-                    results[q] = hits[:k]
-                else:
-                    again.append(q)
-            todo, fetch = again, min(index.ntotal, fetch * 4)
-        return results
+        return filtered_search(self._vectors(), queries, k, language,
+                               lambda ids: self._db(self.store.units, ids))
 
     def clones(self, threshold: str | float | None = "auto", *, cross_language_only: bool = False,
                min_lines: int = 1, neighbors: int = 10, keep_trivial: bool = False,

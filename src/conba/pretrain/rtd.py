@@ -15,7 +15,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from conba.encoder.backbone import extended_mask
+from conba.encoder.layers import extended_mask, run_layers
 from conba.pretrain.mlm import MLMHead, mlm_loss
 
 
@@ -49,11 +49,7 @@ class Generator(nn.Module):
         """Args: input_ids, attention_mask: shape (b, l). Returns hidden states (b, l, g)."""
         emb = self._backbone[0].embeddings(input_ids=input_ids, token_type_ids=torch.zeros_like(input_ids))
         hidden = self.project(emb)
-        ext = extended_mask(attention_mask, hidden.dtype)
-        for layer in self.encoder.layer:
-            out = layer(hidden, attention_mask=ext)
-            hidden = out[0] if isinstance(out, tuple) else out
-        return hidden
+        return run_layers(self.encoder.layer, hidden, attention_mask, attention=extended_mask)[0]
 
 
 class DiscriminatorHead(nn.Module):

@@ -12,7 +12,6 @@ plus ``pretrain_config.json``, ``pretrain_history.json``, ``pretrain_curves.png`
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import time
@@ -27,6 +26,7 @@ from conba.pretrain.corpus import read_texts, windows
 from conba.pretrain.masking import mask_tokens, replaced_token_labels, special_tokens_mask
 from conba.pretrain.mlm import MLMHead, mlm_loss
 from conba.pretrain.rtd import DiscriminatorHead, Generator, discriminator_loss, generator_step
+from conba.train.loop import autocast
 from conba.utils.io import read_json, write_json_atomic
 
 RESULT_NAME = "pretrain_result.json"
@@ -36,7 +36,7 @@ LOG_EVERY = 10
 class Pretrainer:
     def __init__(self, config: PretrainConfig, progress: bool = True, log=print):
         from conba.encoder.backbone import BackboneError, load_hf
-        from conba.train.trainer import resolve_device
+        from conba.settings import resolve_device
 
         self.cfg = cfg = config.validate()
         self.progress, self.log = progress, log
@@ -113,9 +113,7 @@ class Pretrainer:
         return ids, mask
 
     def _autocast(self):
-        if self.cfg.amp and self.device.type == "cuda":
-            return torch.autocast("cuda", dtype=torch.bfloat16)
-        return contextlib.nullcontext()
+        return autocast(self.device, self.cfg.amp)
 
     # ------------------------------------------------------------------ one step
     def train_step(self, step: int) -> dict:

@@ -1,17 +1,16 @@
-"""SDTP (saliency-driven dynamic token pruning) for conba encoders.
+"""SDTP (saliency-driven dynamic token pruning) training for conba encoders.
 
 Glossary: b batch, l tokens, k kept tokens, d hidden width.
 
-* :mod:`conba.prune.config` — PruneConfig (layers, keep ratio, protected tokens), JSON save/load
+The inference side (PruneConfig, scorers, hard top-k, the pruned forward) is :mod:`conba.encoder.sdtp`;
+its public names are re-exported here.
+
 * :mod:`conba.prune.saliency` — stage 1: token saliency = sum_d h * dL/dh with forward/backward hooks
-* :mod:`conba.prune.scorer` — stage 2: per-layer scorers Linear(d, d/4) -> GELU -> Linear(d/4, 2)
-* :mod:`conba.prune.mask` — protected tokens, hard top-k, Gumbel-softmax keep masks
+* :mod:`conba.prune.soft` — the soft (training) pass: Gumbel-softmax keep weights through attention
 * :mod:`conba.prune.losses` — ranking and MSE losses, saliency normalisation
-* :mod:`conba.prune.forward` — hard (inference) and soft (training) passes over ``Backbone.layers``
 * :mod:`conba.prune.train` — ``conba prune train``
 """
 
-from conba.prune.config import PruneConfig, parse_layers
-from conba.prune.scorer import PruneModule, TokenScorer, keep_score, load_pruner, save_pruner
+from conba.encoder.sdtp import PruneConfig, PruneModule, TokenScorer, keep_score, load_pruner, parse_layers, save_pruner
 
 __all__ = ["PruneConfig", "PruneModule", "TokenScorer", "keep_score", "load_pruner", "parse_layers", "save_pruner"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from conba.prune.scorer import PruneModule, load_pruner, save_pruner
+from conba.encoder.sdtp.scorer import PruneModule, load_pruner, save_pruner
 from conba.utils.io import atomic_write, read_json, write_json_atomic
 
 STATE = "scorers.json"

@@ -6,7 +6,7 @@ Glossary: b batch (P×K snippets), l tokens, d hidden width.
 2. Saliency pass: the frozen model's contrastive loss is back-propagated to the hidden states entering
    each pruning layer (hooks, :mod:`conba.prune.saliency`); results are saved after every batch in
    OUT/prune_training/saliency.safetensors, so an interrupted run resumes.
-3. Scorer training, backbone and head frozen: the soft pass (:func:`conba.prune.forward.soft_states`)
+3. Scorer training, backbone and head frozen: the soft pass (:func:`conba.prune.soft.soft_states`)
    applies Gumbel-softmax keep weights through the attention mask and the pooling;
    loss = w_task · contrastive + w_mse · MSE(keep prob, normalised saliency)
    + w_rank · pairwise ranking(keep score, saliency), the last two averaged over pruning layers.
@@ -26,15 +26,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from conba.encoder.layers import embed_input, require_own_loop, run_layers
+from conba.encoder.sdtp.config import PruneConfig
+from conba.encoder.sdtp.scorer import PruneModule, keep_score
 from conba.engine.batching import pad_batch, pad_token_id
 from conba.errors import ConfigError
 from conba.heads.prefix import require_no_prefix
 from conba.prune.checkpoint import load_checkpoint, save_checkpoint
-from conba.prune.config import PruneConfig
-from conba.prune.forward import embed_input, hard_mask, require_own_loop, run_layer, soft_states, weighted_mean
 from conba.prune.losses import normalize_saliency, ranking_loss, score_mse
 from conba.prune.saliency import batch_saliency, importance
-from conba.prune.scorer import PruneModule, keep_score
+from conba.prune.soft import soft_states, weighted_mean
 from conba.prune.store import SaliencyStore
 from conba.prune.train_config import PruneTrainConfig, default_layers
 from conba.train.losses import in_batch_loss
@@ -150,9 +151,7 @@ def train_step(model, pruner: PruneModule, input_ids: torch.Tensor, mask: torch.
     """
     backbone, start = model.backbone, pruner.config.layers[0]
     with torch.no_grad():  # layers below the first pruning layer never see a mask: run them once, no grad
-        hidden = embed_input(backbone, input_ids)
-        for i in range(start):
-            hidden = run_layer(backbone.layers[i], hidden, hard_mask(mask, hidden.dtype))
+        hidden, _ = run_layers(backbone.layers, embed_input(backbone, input_ids), mask, 0, start)
     sp = soft_states(backbone, pruner, hidden, mask, start, tau=cfg.tau)
     head = model.head
     if head.needs_tokens or head.config.pooling != "mean":
@@ -163,9 +162,7 @@ def train_step(model, pruner: PruneModule, input_ids: torch.Tensor, mask: torch.
     distill = emb.new_zeros(())
     if cfg.w_distill > 0:  # keep the pruned embedding close to the exact one
         with torch.no_grad():
-            exact_h = hidden
-            for i in range(start, len(backbone.layers)):
-                exact_h = run_layer(backbone.layers[i], exact_h, hard_mask(mask, exact_h.dtype))
+            exact_h, _ = run_layers(backbone.layers, hidden, mask, start)
             exact = head(exact_h, mask.bool(), lang_ids)
         distill = (1 - torch.nn.functional.cosine_similarity(emb, exact, dim=-1)).mean()
     mse = torch.stack([score_mse(torch.sigmoid(keep_score(sp.logits[p])), targets[p], mask) for p in sp.logits])

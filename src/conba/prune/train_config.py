@@ -34,7 +34,7 @@ def default_layers(num_layers: int) -> list[int]:
 
 @dataclass
 class PruneTrainConfig(JsonConfig):
-    config_name: ClassVar[str] = "prune training"
+    config_name: ClassVar[str] = "prune training config"
     model: str = "default"
     out: str = ""
     train: list[str] = field(default_factory=lambda: list(DEFAULT_TRAIN))

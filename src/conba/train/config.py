@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 from conba.errors import ConfigError
+from conba.utils.config_keys import JsonConfig
 
 TUNE_MODES = ("none", "top-k", "full")
 LOSSES = ("supcon", "simclr")
@@ -13,7 +15,8 @@ STATE_AS = ("diag", "dense")
 
 
 @dataclass
-class TrainConfig:
+class TrainConfig(JsonConfig):
+    config_name: ClassVar[str] = "train config"
     train: list[str] = field(default_factory=list)
     dev: list[str] = field(default_factory=list)
     out: str = "conba-model"
@@ -84,20 +87,15 @@ class TrainConfig:
         check_view(self.view)
         return self
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
     @classmethod
-    def from_dict(cls, data: dict) -> TrainConfig:
-        """Also reads configs saved before ``use_state`` existed: their ``use_feedback=False`` removed the
-        whole state path, and their heads had no residual and a dense A."""
-        known = {f.name for f in fields(cls)}
-        d = {k: v for k, v in data.items() if k in known}
-        if "use_state" not in d:
-            d["use_state"] = d.get("use_feedback", True)
-            d.setdefault("residual", False)
-            d.setdefault("state_a", "dense")
-        return cls(**d)
+    def upgrade(cls, data: dict) -> dict:
+        """Configs saved before ``use_state`` existed: their ``use_feedback=False`` removed the whole
+        state path, and their heads had no residual and a dense A."""
+        if "use_state" not in data:
+            data["use_state"] = data.get("use_feedback", True)
+            data.setdefault("residual", False)
+            data.setdefault("state_a", "dense")
+        return data
 
     def run_signature(self) -> dict:
         """What must match for a checkpoint to be resumed (epochs/patience may change)."""

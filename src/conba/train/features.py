@@ -22,10 +22,6 @@ from conba.encoder.backbone import Backbone
 CHUNK = 512
 
 
-def default_cache_dir() -> Path:
-    return Path(os.environ.get("CONBA_CACHE", Path.home() / ".cache" / "conba"))
-
-
 def _tensor_bytes(t: torch.Tensor) -> bytes:
     """The raw bytes of a tensor (any dtype, bf16 included), with its dtype and shape."""
     t = t.detach().cpu().contiguous()

@@ -34,10 +34,11 @@ class History:
         h.epochs = list(data.get("epochs", []))
         return h
 
-    def save(self, directory: str | Path) -> None:
+    def save(self, directory: str | Path, plot: bool = True) -> None:
         directory = Path(directory)
         write_json_atomic(directory / "history.json", self.to_dict())
-        self.plot(directory)
+        if plot:
+            self.plot(directory)
 
     def plot(self, directory: Path) -> None:
         import matplotlib

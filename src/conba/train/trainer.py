@@ -8,67 +8,41 @@ checkpoint every ``checkpoint_every`` steps and at each epoch end lets an interr
 
 from __future__ import annotations
 
-import contextlib
-import random
 import shutil
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from conba.data import CodeRecord, load_many
+from conba.data import CodeRecord, cap_records, load_many, subset_groups
 from conba.encoder.backbone import BackboneConfig
 from conba.errors import UsageError
 from conba.eval.metrics import cross_language_retrieval, embedding_similarity
 from conba.eval.pairs import balanced_pairs, calibrate_threshold
 from conba.heads import HeadConfig, run_prefixed
 from conba.model import ConbaModel
+from conba.settings import default_cache_dir, resolve_device
 from conba.train.config import TrainConfig
-from conba.train.features import TokenStates, compute_states, default_cache_dir
+from conba.train.features import TokenStates, compute_states
 from conba.train.history import History
+from conba.train.loop import autocast, warmup_lr
 from conba.train.losses import in_batch_loss
 from conba.train.sampler import GroupBatchSampler, nearest_groups
 from conba.utils.io import read_json, write_json_atomic
 
 
-def cap_records(records: list[CodeRecord], cap: int, seed: int) -> list[CodeRecord]:
-    if cap <= 0:
-        return records
-    by_key: dict[tuple[str, str], list[CodeRecord]] = defaultdict(list)
-    for r in records:
-        by_key[(r.group, r.language)].append(r)
-    rng = random.Random(seed)
-    keep = set()
-    for items in by_key.values():
-        keep.update(id(r) for r in rng.sample(items, min(cap, len(items))))
-    return [r for r in records if id(r) in keep]
-
-
-def subset_groups(records: list[CodeRecord], limit: int, seed: int) -> list[CodeRecord]:
-    """About ``limit`` records made of whole groups (so retrieval stays meaningful)."""
-    if limit <= 0 or limit >= len(records):
-        return records
-    groups = sorted({r.group for r in records})
-    random.Random(seed).shuffle(groups)
-    chosen, count = set(), 0
-    size = defaultdict(int)
-    for r in records:
-        size[r.group] += 1
-    for g in groups:
-        if count >= limit:
-            break
-        chosen.add(g)
-        count += size[g]
-    return [r for r in records if r.group in chosen]
-
-
 class Trainer:
-    def __init__(self, config: TrainConfig, progress: bool = True, log=print):
+    """``max_steps_per_epoch``: cap the batches of every epoch (0: no cap; the experiments' quick runs).
+    ``plot_history``: draw ``training/curves.png`` after every epoch (off: call ``history.plot`` once)."""
+
+    def __init__(self, config: TrainConfig, progress: bool = True, log=print, *, max_steps_per_epoch: int = 0,
+                 plot_history: bool = True):
         self.cfg = config.validate()
         self.progress = progress
         self.log = log
+        self.max_steps_per_epoch = max_steps_per_epoch
+        self.plot_history = plot_history
         self.out = Path(config.out)
         self.run_dir = self.out / "training"
         torch.manual_seed(config.seed)
@@ -110,9 +84,7 @@ class Trainer:
         return [replace(r, code=c) for r, c in zip(records, codes)]
 
     def _autocast(self):
-        if self.cfg.amp and self.device.type == "cuda":
-            return torch.autocast("cuda", dtype=torch.bfloat16)
-        return contextlib.nullcontext()
+        return autocast(self.device, self.cfg.amp)
 
     # ------------------------------------------------------------------ features
     def _states(self, records: list[CodeRecord], desc: str) -> TokenStates | None:
@@ -268,6 +240,8 @@ class Trainer:
         while state["epoch"] < cfg.epochs and state["bad_epochs"] < cfg.patience and not out_of_time:
             epoch = state["epoch"] + 1
             batches = sampler.epoch(epoch)
+            if self.max_steps_per_epoch > 0:
+                batches = batches[:self.max_steps_per_epoch]
             self.model.train()
             t0, losses = time.time(), []
             bar = tqdm(total=len(batches), initial=state["step"], desc=f"epoch {epoch}", unit="batch",
@@ -310,7 +284,7 @@ class Trainer:
                      else "") + (" (best)" if improved else "") + f", {time.time() - t0:.0f}s")
             state.update(epoch=epoch, step=0)
             self._save_checkpoint(opt, state)
-            self.history.save(self.run_dir)
+            self.history.save(self.run_dir, plot=self.plot_history)
         return self._finish(state, dev_states)
 
     def _finish(self, state: dict, dev_states: TokenStates | None) -> ConbaModel:
@@ -322,7 +296,7 @@ class Trainer:
             i, j, labels = balanced_pairs([r.group for r in self.dev_records],
                                           [r.language for r in self.dev_records], seed=self.cfg.seed)
             best.threshold = float(calibrate_threshold(np.sum(emb[i] * emb[j], axis=1), labels))
-        self.history.save(self.run_dir)
+        self.history.save(self.run_dir, plot=self.plot_history)
         best.to("cpu")
         best.save(self.out, dtype=self.cfg.save_dtype)
         write_json_atomic(self.run_dir / "result.json", {"best_epoch": state["best_epoch"],
@@ -331,20 +305,6 @@ class Trainer:
         self.log(f"saved {self.out} (best epoch {state['best_epoch']}, dev MAP@R {state['best']:.4f}, "
                  f"threshold {best.threshold})")
         return best
-
-
-def warmup_lr(base: float, step: int, warmup_steps: int) -> float:
-    """Learning rate at optimisation step ``step`` (0-based) of a linear warm-up over ``warmup_steps``."""
-    return base * min(1.0, (step + 1) / max(warmup_steps, 1))
-
-
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    device = torch.device(name)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise UsageError(f"device '{name}' requested but CUDA is not available; use --device cpu")
-    return device
 
 
 def _canonical(name: str) -> str:

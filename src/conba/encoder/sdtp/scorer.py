@@ -16,8 +16,9 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from conba.errors import ConfigError, FormatError
-from conba.prune.config import PruneConfig
+from conba.encoder.sdtp.config import CONFIG_NAME, PruneConfig
+from conba.errors import ConfigError
+from conba.utils.saved import load_state, read_config, save_module
 
 WEIGHTS_NAME = "prune.safetensors"
 
@@ -54,34 +55,16 @@ class PruneModule(nn.Module):
 
 def save_pruner(pruner: PruneModule, directory: str | Path) -> Path:
     """Write ``prune_config.json`` + ``prune.safetensors`` (atomically) into ``directory``."""
-    from safetensors.torch import save_file
-
-    from conba.utils.io import atomic_write
-
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    tensors = {k: v.detach().cpu().contiguous().clone() for k, v in pruner.state_dict().items()}
-    atomic_write(directory / WEIGHTS_NAME, lambda tmp: save_file(tensors, str(tmp), metadata={"format": "pt"}))
-    pruner.config.save(directory)
-    return directory
+    return save_module(directory, pruner, pruner.config.validate(), CONFIG_NAME, WEIGHTS_NAME)
 
 
 def load_pruner(directory: str | Path) -> PruneModule:
     """Load what :func:`save_pruner` wrote; clear errors for missing or mismatching files."""
-    from safetensors.torch import load_file
-
     directory = Path(directory)
-    weights = directory / WEIGHTS_NAME
-    if not weights.is_file():
-        raise FileNotFoundError(f"{weights}: pruning weights missing")
-    config = PruneConfig.load(directory)
-    pruner = PruneModule(config)
-    try:
-        state = load_file(str(weights))
-        pruner.load_state_dict(state, strict=True)
-    except Exception as exc:  # safetensors has its own error types
-        raise FormatError(f"{weights}: corrupt or does not match {directory / 'prune_config.json'} "
-                         f"({' '.join(str(exc).split())[:200]})") from None
+    if not (directory / WEIGHTS_NAME).is_file():
+        raise FileNotFoundError(f"{directory / WEIGHTS_NAME}: pruning weights missing")
+    pruner = PruneModule(read_config(directory, PruneConfig, CONFIG_NAME))
+    load_state(pruner, directory, WEIGHTS_NAME, CONFIG_NAME)
     pruner.eval()
     return pruner
 

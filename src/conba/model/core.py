@@ -1,21 +1,13 @@
-"""ConbaModel: backbone + head, with ``encode`` / ``similarity`` and a folder format.
+"""ConbaModel: backbone + head, with ``encode`` / ``similarity``; saved as a folder (:mod:`conba.model.persist`).
 
-A saved model is a folder::
-
-    conba_config.json        backbone config, head kind, thresholds, fingerprint, input view, training info
-    head/                    head_config.json + head.safetensors
-    backbone/                full Hugging Face folder (safetensors + tokenizer), or
-    backbone_delta.safetensors   only the tensors that differ from an always-available base model
-
-``load_model("default")`` loads the model shipped inside the package (a delta over the embedded
-all-MiniLM-L6-v2), so it needs no network.
+``load_model("default")`` (:mod:`conba.model.loading`) loads the model shipped inside the package (a
+delta over the embedded all-MiniLM-L6-v2), so it needs no network.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,15 +17,17 @@ import numpy as np
 import torch
 from torch import nn
 
-from conba.encoder.backbone import Backbone, BackboneConfig, BackboneError, is_embedded, load_hf
+from conba.encoder.backbone import Backbone, BackboneConfig, is_embedded
+from conba.encoder.layers import dense_states, supports_own_loop
+from conba.encoder.sdtp.pruned import embed_pruned, embed_states
+from conba.encoder.sdtp.scorer import pruner_key
 from conba.errors import ConbaError, ConfigError
-from conba.heads import Head, HeadConfig, build_head, load_head, save_head
-from conba.syntax.view import VIEWS, check_view
-from conba.utils.io import read_json, write_json_atomic
+from conba.heads import Head, HeadConfig, build_head
+from conba.syntax.view import check_view
 
 CONFIG_NAME = "conba_config.json"
-DEFAULT_MODEL_DIR = Path(__file__).parent / "default_model"
-DEFAULT_SDTP_DIR = Path(__file__).parent / "prune" / "default"  # SDTP scorers trained for the default model
+DEFAULT_MODEL_DIR = Path(__file__).parent.parent / "default_model"
+DEFAULT_SDTP_DIR = Path(__file__).parent.parent / "prune" / "default"  # SDTP scorers trained for the default model
 DEFAULT_BATCH_TOKENS = 4096  # padded tokens per encode batch (measured on 2 CPU cores; docs/BENCHMARKS.md)
 FORMAT_VERSION = 1
 
@@ -156,8 +150,9 @@ class ConbaModel(nn.Module):
             from conba.syntax.view import apply_views
 
             codes, _ = apply_views(codes, languages, view)
-        from conba.engine import ENGINES, apply_threads, length_sorted_batches, pad_token_id
+        from conba.engine import ENGINES, length_sorted_batches, pad_token_id
         from conba.engine.chunks import check_max_chunks, chunk_ids, pool_chunks
+        from conba.settings import apply_threads
 
         if engine not in ENGINES:
             raise ConfigError(f"unknown engine {engine!r} ({', '.join(ENGINES)})")
@@ -204,24 +199,18 @@ class ConbaModel(nn.Module):
             return self.embed_tokens(input_ids, attention_mask, lang_ids)
         if engine != "torch":
             from conba.engine.onnx_runtime import onnx_encoder
-            from conba.prune.forward import embed_states
 
             out = onnx_encoder(self, engine, prune).token_states(input_ids, attention_mask,
                                                                  self.pruner.config if prune else None)
             return embed_states(self, out.to(attention_mask.device), lang_ids)
         if prune:
-            from conba.prune.forward import embed_pruned
-
             return embed_pruned(self, input_ids, attention_mask, lang_ids)
         if self._own_loop():  # same results as embed_tokens, a little faster (no 4-D mask, no pooler)
-            from conba.prune.forward import dense_states
-
             return self.head(dense_states(self.backbone, input_ids, attention_mask), attention_mask.bool(), lang_ids)
         return self.embed_tokens(input_ids, attention_mask, lang_ids)
 
     def _own_loop(self) -> bool:
         """Whether the backbone is a BERT-family encoder whose layers conba can run itself."""
-        from conba.prune.forward import supports_own_loop
 
         return supports_own_loop(self.backbone)
 
@@ -259,7 +248,6 @@ class ConbaModel(nn.Module):
         if self.max_chunks != 1:
             key = hashlib.sha256(f"{key}|chunks={self.max_chunks}".encode()).hexdigest()[:16]
         if self.pruner is not None and self.use_pruning:
-            from conba.prune.scorer import pruner_key
 
             key = hashlib.sha256(f"{key}|{pruner_key(self.pruner)}".encode()).hexdigest()[:16]
         if self.view != "raw":
@@ -269,182 +257,22 @@ class ConbaModel(nn.Module):
     def save(self, directory: str | Path, storage: str = "auto", dtype: str = "float32",
              sentence_transformers: bool = False) -> Path:
         """Save as a folder. storage: 'full', 'delta' (only tensors differing from the embedded
-        base; requires the embedded backbone) or 'auto' (delta when possible). ``sentence_transformers``:
-        also let ``SentenceTransformer(folder)`` load it (full backbone; :mod:`conba.st_export`)."""
-        from safetensors.torch import save_file
+        base; requires the embedded backbone) or 'auto' (delta when possible). ``dtype`` float16 rounds
+        the weights in place first, so what is saved loads back exact. ``sentence_transformers``: also
+        let ``SentenceTransformer(folder)`` load it (full backbone; :mod:`conba.model.st_export`)."""
+        from conba.model.persist import save_model
 
-        from conba import st_export
-
-        directory = Path(directory)
-        base = self.backbone.config.name_or_path
-        if storage == "auto":
-            storage = "delta" if is_embedded(base) and not sentence_transformers else "full"
-        if sentence_transformers:
-            st_export.check(self, directory, storage)
-        directory.mkdir(parents=True, exist_ok=True)
-        if dtype not in ("float32", "float16"):
-            raise ConfigError("dtype must be float32 or float16")
-        if storage == "delta":
-            if not is_embedded(base):
-                raise ModelError("delta storage needs the embedded backbone as base; use storage='full'")
-            _, base_model = load_hf(base)
-            base_state = base_model.state_dict()
-            state = self.backbone.model.state_dict()
-            changed = [k for k, v in state.items() if k not in base_state or not torch.equal(v, base_state[k])]
-            if dtype == "float16":
-                self._round_to(torch.float16, [state[k] for k in changed])
-            delta = {k: state[k].detach().to(getattr(torch, dtype)).contiguous() for k in changed}
-            tmp = directory / ".backbone_delta.safetensors.tmp"
-            save_file(delta, str(tmp))
-            tmp.replace(directory / "backbone_delta.safetensors")
-            shutil.rmtree(directory / "backbone", ignore_errors=True)
-        elif storage == "full":
-            if dtype == "float16":
-                self._round_to(torch.float16, list(self.backbone.model.parameters()))
-            tmpdir = directory / ".backbone.tmp"
-            shutil.rmtree(tmpdir, ignore_errors=True)
-            self.backbone.model.save_pretrained(tmpdir, safe_serialization=True)
-            self.backbone.tokenizer.save_pretrained(tmpdir)
-            shutil.rmtree(directory / "backbone", ignore_errors=True)
-            tmpdir.replace(directory / "backbone")
-            (directory / "backbone_delta.safetensors").unlink(missing_ok=True)
-        else:
-            raise ConfigError(f"unknown storage '{storage}' (auto, full, delta)")
-        if dtype == "float16":
-            self._round_to(torch.float16, list(self.head.parameters()))
-        save_head(self.head, directory / "head")
-        if self.pruner is not None:
-            from conba.prune.scorer import save_pruner
-
-            save_pruner(self.pruner, directory / "prune")
-        else:
-            shutil.rmtree(directory / "prune", ignore_errors=True)
-        config = {
-            "format": "conba-model",
-            "format_version": FORMAT_VERSION,
-            "backbone": self.backbone.config.to_dict(),
-            "backbone_storage": storage,
-            "dtype": dtype,
-            "threshold": self.threshold,
-            "max_chunks": self.max_chunks,
-            **({"clone_threshold": self.clone_threshold} if self.clone_threshold else {}),
-            "fingerprint": self.fingerprint(),
-            "view": self.view,
-            "info": self.info,
-        }
-        write_json_atomic(directory / CONFIG_NAME, config)
-        if sentence_transformers:
-            st_export.write_files(self, directory)
-        else:
-            st_export.remove_files(directory)
-        return directory
-
-    @staticmethod
-    def _round_to(dtype: torch.dtype, tensors: list[torch.Tensor]) -> None:
-        """Round tensors in place to ``dtype`` precision (kept float32), so what is saved loads back exact."""
-        with torch.no_grad():
-            for t in tensors:
-                t.copy_(t.to(dtype).to(t.dtype))
+        return save_model(self, directory, storage, dtype, sentence_transformers)
 
     @classmethod
     def load(cls, directory: str | Path) -> ConbaModel:
-        from safetensors import SafetensorError
-        from safetensors.torch import load_file
+        """Load a folder written by :meth:`save` (checks its format version and weight fingerprint)."""
+        from conba.model.persist import load_folder
 
-        directory = Path(directory)
-        cfg_path = directory / CONFIG_NAME
-        if not cfg_path.exists():
-            raise ModelError(f"{directory}: not a conba model folder (no {CONFIG_NAME})")
-        try:
-            config = read_json(cfg_path)
-        except ValueError as exc:
-            raise ModelError(f"{exc}; the model folder is corrupt, re-save or re-train it") from None
-        if config.get("format") != "conba-model":
-            raise ModelError(f"{cfg_path}: not a conba model config")
-        view = config.get("view", "raw")  # folders saved before views existed: raw, as they behaved
-        if view not in VIEWS:
-            raise ModelError(f"{cfg_path}: unknown input view {view!r} (valid: {', '.join(VIEWS)})")
-        bcfg = BackboneConfig.from_dict(config["backbone"])
-        storage = config.get("backbone_storage", "full")
-        try:
-            if storage == "full":
-                tokenizer, hf = load_hf(str(directory / "backbone"))
-            else:
-                tokenizer, hf = load_hf(bcfg.name_or_path)
-                delta = load_file(str(directory / "backbone_delta.safetensors"))
-                state = hf.state_dict()
-                for k, v in delta.items():
-                    if k not in state:
-                        raise ModelError(f"{directory}: delta tensor '{k}' not in base model {bcfg.name_or_path}")
-                    state[k] = v.to(state[k].dtype)
-                hf.load_state_dict(state)
-        except (SafetensorError, FileNotFoundError, OSError) as exc:
-            raise ModelError(f"{directory}: backbone weights missing or corrupt ({exc})") from None
-        except BackboneError as exc:
-            raise ModelError(f"{directory}: {exc}") from None
-        backbone = Backbone(bcfg, tokenizer=tokenizer, model=hf)
-        head = load_head(directory / "head")
-        model = cls(backbone, head, threshold=config.get("threshold"), info=config.get("info"), view=view)
-        try:
-            from conba.engine.chunks import check_max_chunks
-
-            model.max_chunks = check_max_chunks(config.get("max_chunks", 1))  # old folders: truncation
-        except ValueError as exc:
-            raise ModelError(f"{cfg_path}: {exc}") from None
-        calibrated = model.clone_threshold = config.get("clone_threshold")
-        if calibrated is not None and not (isinstance(calibrated, dict)
-                                           and isinstance(calibrated.get("value"), (int, float))):
-            raise ModelError(f"{cfg_path}: 'clone_threshold' must be an object with a numeric 'value'; "
-                             "re-run `conba calibrate --write`")
-        if (directory / "prune").is_dir():
-            from conba.prune.scorer import load_pruner
-
-            try:
-                model.pruner = load_pruner(directory / "prune")
-            except (FileNotFoundError, ValueError) as exc:
-                raise ModelError(f"{directory}: SDTP pruning module unusable ({exc})") from None
-        model.eval()
-        return model
+        return load_folder(cls, directory)
 
 
 def _canonical_backbone(name: str) -> str:
     from conba.encoder.backbone import EMBEDDED_NAME
 
     return EMBEDDED_NAME if is_embedded(name) else str(name)
-
-
-def load_model(name_or_path: str | Path = "default", prune: bool = True) -> ConbaModel:
-    """Load a conba model folder, the shipped ``default``, or a bare HF encoder (``zero-shot``:
-    backbone + mean pooling, no trained head). ``prune=False`` turns off an attached SDTP pruner
-    (``encode`` then gives the exact embeddings of the model without it)."""
-    model = _load_model(name_or_path)
-    model.use_pruning = bool(prune)
-    return model
-
-
-def _load_model(name_or_path: str | Path) -> ConbaModel:
-    name = str(name_or_path)
-    if name == "default":
-        if not (DEFAULT_MODEL_DIR / CONFIG_NAME).exists():
-            raise ModelError(f"the shipped default model is missing from {DEFAULT_MODEL_DIR}; reinstall conba")
-        return ConbaModel.load(DEFAULT_MODEL_DIR)
-    if name == "default-sdtp":  # the default model with its shipped SDTP token pruner
-        model = _load_model("default")
-        from conba.prune.scorer import load_pruner
-
-        try:
-            model.pruner = load_pruner(DEFAULT_SDTP_DIR)
-        except (FileNotFoundError, ValueError) as exc:
-            raise ModelError(f"the shipped SDTP pruner is missing or corrupt ({exc}); reinstall conba") from None
-        return model
-    if name == "zero-shot":
-        return ConbaModel.create("default")
-    path = Path(name)
-    if (path / CONFIG_NAME).exists():
-        return ConbaModel.load(path)
-    if path.exists() and not (path / "config.json").exists():
-        raise ModelError(f"{path}: neither a conba model folder nor a Hugging Face model folder")
-    try:
-        return ConbaModel.create(name)
-    except BackboneError as exc:
-        raise ModelError(str(exc)) from None

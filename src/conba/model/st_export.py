@@ -25,6 +25,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from conba.model.core import ModelError
 from conba.utils.io import write_json_atomic
 from conba.utils.versions import package_version
 
@@ -50,7 +51,7 @@ def unsupported_reason(model: Any) -> str | None:
 
 def check(model: Any, directory: str | Path, storage: str) -> None:
     """Raise ModelError when ``model`` saved with ``storage`` cannot be loaded by sentence-transformers."""
-    from conba.model import ModelError
+
 
     if storage != "full":
         raise ModelError(f"{directory}: sentence-transformers needs the full backbone; save with storage='full'")

@@ -1,4 +1,5 @@
-"""Keep/drop decisions: protected tokens, hard top-k (inference) and Gumbel-softmax masks (training).
+"""Keep/drop decisions at inference: protected tokens and hard top-k (the soft, trainable masks are in
+:mod:`conba.prune.soft`).
 
 Glossary: b batch, l tokens (padding included), k tokens kept (the longest row's count), d width.
 
@@ -9,7 +10,6 @@ wherever the mask is 0), positions are counted among the real tokens of the row.
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 
 _EPS = 1e-6
 
@@ -68,23 +68,3 @@ def hard_keep_indices(scores: torch.Tensor, mask: torch.Tensor, keep_ratio: floa
 def gather_tokens(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     """Args: x: shape (b, l, d); index: (b, k). Returns (b, k, d)."""
     return x.gather(1, index[..., None].expand(-1, -1, x.shape[-1]))
-
-
-def gumbel_keep(logits: torch.Tensor, tau: float = 1.0) -> torch.Tensor:
-    """Soft, differentiable keep decision from (drop, keep) logits: Gumbel-softmax, ``hard=False``.
-
-    Args: logits: shape (b, l, 2). Returns (b, l) in (0, 1).
-    """
-    return F.gumbel_softmax(logits, tau=tau, hard=False, dim=-1)[..., 1]
-
-
-def soft_attention_mask(weights: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """Additive attention mask from keep weights w in [0, 1]: log(w) (a token with weight w gets its
-    attention multiplied by w before renormalising); w = 0 gives the dtype's minimum.
-
-    Args: weights: shape (b, l). Returns (b, 1, 1, l).
-    """
-    logw = torch.log(weights.clamp(min=_EPS))
-    logw = torch.where(weights > 0, logw, torch.full_like(logw, torch.finfo(dtype).min))
-    return logw[:, None, None, :].to(dtype)
-

@@ -12,18 +12,20 @@ So the ratios compound: after s stages about ``keep_ratio ** s`` of the tokens a
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 from conba.errors import ConfigError
-from conba.utils.config_keys import known_keys
-from conba.utils.io import read_json, write_json_atomic
+from conba.utils.config_keys import JsonConfig
 
 CONFIG_NAME = "prune_config.json"
 
 
 @dataclass
-class PruneConfig:
+class PruneConfig(JsonConfig):
+    """Saved as ``prune_config.json`` beside the scorers' weights (:func:`conba.encoder.sdtp.scorer.save_pruner`)."""
+
+    config_name: ClassVar[str] = "prune config"
     layers: list[int] = field(default_factory=lambda: [3, 4, 5])
     keep_ratio: float = 0.7
     keep_first: int = 4
@@ -56,23 +58,9 @@ class PruneConfig:
             raise ConfigError(f"tau must be > 0, got {self.tau}")
         return self
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> PruneConfig:
-        cfg = cls(**known_keys(cls, data, "prune config"))
-        cfg.layers = [int(x) for x in cfg.layers]
-        return cfg.validate()
-
-    def save(self, directory: str | Path) -> Path:
-        path = Path(directory) / CONFIG_NAME
-        write_json_atomic(path, self.validate().to_dict())
-        return path
-
-    @classmethod
-    def load(cls, directory: str | Path) -> PruneConfig:
-        return cls.from_dict(read_json(Path(directory) / CONFIG_NAME))
+    def checked(self) -> PruneConfig:
+        self.layers = [int(x) for x in self.layers]
+        return self.validate()
 
     def token_fraction(self) -> float:
         """Share of the dense per-layer work left, if every layer cost the same per token (no tail

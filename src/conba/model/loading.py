@@ -1,0 +1,46 @@
+"""``load_model``: the shipped ``default`` (and ``default-sdtp``), ``zero-shot``, a conba model folder or
+a bare Hugging Face encoder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conba.encoder.backbone import BackboneError
+from conba.model.core import CONFIG_NAME, DEFAULT_MODEL_DIR, DEFAULT_SDTP_DIR, ConbaModel, ModelError
+
+
+def load_model(name_or_path: str | Path = "default", prune: bool = True) -> ConbaModel:
+    """Load a conba model folder, the shipped ``default``, or a bare HF encoder (``zero-shot``:
+    backbone + mean pooling, no trained head). ``prune=False`` turns off an attached SDTP pruner
+    (``encode`` then gives the exact embeddings of the model without it)."""
+    model = _load_model(name_or_path)
+    model.use_pruning = bool(prune)
+    return model
+
+
+def _load_model(name_or_path: str | Path) -> ConbaModel:
+    name = str(name_or_path)
+    if name == "default":
+        if not (DEFAULT_MODEL_DIR / CONFIG_NAME).exists():
+            raise ModelError(f"the shipped default model is missing from {DEFAULT_MODEL_DIR}; reinstall conba")
+        return ConbaModel.load(DEFAULT_MODEL_DIR)
+    if name == "default-sdtp":  # the default model with its shipped SDTP token pruner
+        model = _load_model("default")
+        from conba.encoder.sdtp.scorer import load_pruner
+
+        try:
+            model.pruner = load_pruner(DEFAULT_SDTP_DIR)
+        except (FileNotFoundError, ValueError) as exc:
+            raise ModelError(f"the shipped SDTP pruner is missing or corrupt ({exc}); reinstall conba") from None
+        return model
+    if name == "zero-shot":
+        return ConbaModel.create("default")
+    path = Path(name)
+    if (path / CONFIG_NAME).exists():
+        return ConbaModel.load(path)
+    if path.exists() and not (path / "config.json").exists():
+        raise ModelError(f"{path}: neither a conba model folder nor a Hugging Face model folder")
+    try:
+        return ConbaModel.create(name)
+    except BackboneError as exc:
+        raise ModelError(str(exc)) from None

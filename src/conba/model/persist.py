@@ -1,0 +1,189 @@
+"""Save and load a ConbaModel folder.
+
+A saved model is a folder::
+
+    conba_config.json        format, format_version, backbone config, thresholds, fingerprint, view, info
+    head/                    head_config.json + head.safetensors
+    prune/                   SDTP scorers (optional): prune_config.json + prune.safetensors
+    backbone/                full Hugging Face folder (safetensors + tokenizer), or
+    backbone_delta.safetensors   only the tensors that differ from an always-available base model
+
+Loading refuses a ``format_version`` newer than this conba writes and checks that the weights it
+read hash to the stored ``fingerprint`` (float16 saves round the weights before hashing, so they
+round-trip exactly).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import torch
+
+from conba.encoder.backbone import Backbone, BackboneConfig, BackboneError, is_embedded, load_hf
+from conba.errors import ConfigError, FormatError
+from conba.heads import load_head, save_head
+from conba.model import st_export
+from conba.model.core import CONFIG_NAME, FORMAT_VERSION, ModelError
+from conba.syntax.view import VIEWS
+from conba.utils.io import read_json, write_json_atomic
+from conba.utils.saved import read_tensors, write_tensors
+
+if TYPE_CHECKING:
+    from conba.model.core import ConbaModel
+
+
+def round_to(dtype: torch.dtype, tensors: list[torch.Tensor]) -> None:
+    """Round tensors in place to ``dtype`` precision (kept float32), so what is saved loads back exact."""
+    with torch.no_grad():
+        for t in tensors:
+            t.copy_(t.to(dtype).to(t.dtype))
+
+
+def _save_backbone(model: ConbaModel, directory: Path, storage: str, dtype: str) -> None:
+    base = model.backbone.config.name_or_path
+    if storage == "delta":
+        if not is_embedded(base):
+            raise ModelError("delta storage needs the embedded backbone as base; use storage='full'")
+        _, base_model = load_hf(base)
+        base_state = base_model.state_dict()
+        state = model.backbone.model.state_dict()
+        changed = [k for k, v in state.items() if k not in base_state or not torch.equal(v, base_state[k])]
+        if dtype == "float16":
+            round_to(torch.float16, [state[k] for k in changed])
+        delta = {k: state[k].to(getattr(torch, dtype)) for k in changed}
+        write_tensors(directory / "backbone_delta.safetensors", delta)
+        shutil.rmtree(directory / "backbone", ignore_errors=True)
+    elif storage == "full":
+        if dtype == "float16":
+            round_to(torch.float16, list(model.backbone.model.parameters()))
+        tmpdir = directory / ".backbone.tmp"
+        shutil.rmtree(tmpdir, ignore_errors=True)
+        model.backbone.model.save_pretrained(tmpdir, safe_serialization=True)
+        model.backbone.tokenizer.save_pretrained(tmpdir)
+        shutil.rmtree(directory / "backbone", ignore_errors=True)
+        tmpdir.replace(directory / "backbone")
+        (directory / "backbone_delta.safetensors").unlink(missing_ok=True)
+    else:
+        raise ConfigError(f"unknown storage '{storage}' (auto, full, delta)")
+
+
+def save_model(model: ConbaModel, directory: str | Path, storage: str = "auto", dtype: str = "float32",
+               sentence_transformers: bool = False) -> Path:
+    """:meth:`ConbaModel.save`."""
+    from conba.encoder.sdtp.scorer import save_pruner
+
+    directory = Path(directory)
+    if storage == "auto":
+        storage = "delta" if is_embedded(model.backbone.config.name_or_path) and not sentence_transformers else "full"
+    if sentence_transformers:
+        st_export.check(model, directory, storage)
+    directory.mkdir(parents=True, exist_ok=True)
+    if dtype not in ("float32", "float16"):
+        raise ConfigError("dtype must be float32 or float16")
+    _save_backbone(model, directory, storage, dtype)
+    if dtype == "float16":
+        round_to(torch.float16, list(model.head.parameters()))
+    save_head(model.head, directory / "head")
+    if model.pruner is not None:
+        save_pruner(model.pruner, directory / "prune")
+    else:
+        shutil.rmtree(directory / "prune", ignore_errors=True)
+    config = {
+        "format": "conba-model",
+        "format_version": FORMAT_VERSION,
+        "backbone": model.backbone.config.to_dict(),
+        "backbone_storage": storage,
+        "dtype": dtype,
+        "threshold": model.threshold,
+        "max_chunks": model.max_chunks,
+        **({"clone_threshold": model.clone_threshold} if model.clone_threshold else {}),
+        "fingerprint": model.fingerprint(),
+        "view": model.view,
+        "info": model.info,
+    }
+    write_json_atomic(directory / CONFIG_NAME, config)
+    if sentence_transformers:
+        st_export.write_files(model, directory)
+    else:
+        st_export.remove_files(directory)
+    return directory
+
+
+def read_config(directory: Path) -> dict:
+    """``conba_config.json`` of a model folder, checked: format, format_version, view."""
+    cfg_path = directory / CONFIG_NAME
+    if not cfg_path.exists():
+        raise ModelError(f"{directory}: not a conba model folder (no {CONFIG_NAME})")
+    try:
+        config = read_json(cfg_path)
+    except ValueError as exc:
+        raise ModelError(f"{exc}; the model folder is corrupt, re-save or re-train it") from None
+    if not isinstance(config, dict) or config.get("format") != "conba-model":
+        raise ModelError(f"{cfg_path}: not a conba model config")
+    version = config.get("format_version", 1)
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise ModelError(f"{cfg_path}: format_version {version!r} is newer than this conba reads "
+                         f"({FORMAT_VERSION}); upgrade conba")
+    view = config.get("view", "raw")  # folders saved before views existed: raw, as they behaved
+    if view not in VIEWS:
+        raise ModelError(f"{cfg_path}: unknown input view {view!r} (valid: {', '.join(VIEWS)})")
+    return config
+
+
+def _load_backbone(directory: Path, config: dict) -> Backbone:
+    from safetensors import SafetensorError  # transformers' own loading raises it for a corrupt folder
+
+    bcfg = BackboneConfig.from_dict(config["backbone"], source=directory / CONFIG_NAME)
+    try:
+        if config.get("backbone_storage", "full") == "full":
+            tokenizer, hf = load_hf(str(directory / "backbone"))
+        else:
+            tokenizer, hf = load_hf(bcfg.name_or_path)
+            delta = read_tensors(directory / "backbone_delta.safetensors")
+            state = hf.state_dict()
+            for k, v in delta.items():
+                if k not in state:
+                    raise ModelError(f"{directory}: delta tensor '{k}' not in base model {bcfg.name_or_path}")
+                state[k] = v.to(state[k].dtype)
+            hf.load_state_dict(state)
+    except (SafetensorError, FormatError, FileNotFoundError, OSError) as exc:
+        raise ModelError(f"{directory}: backbone weights missing or corrupt ({exc})") from None
+    except BackboneError as exc:
+        raise ModelError(f"{directory}: {exc}") from None
+    return Backbone(bcfg, tokenizer=tokenizer, model=hf)
+
+
+def load_folder(cls: type[ConbaModel], directory: str | Path) -> ConbaModel:
+    """:meth:`ConbaModel.load`."""
+    from conba.encoder.sdtp.scorer import load_pruner
+    from conba.engine.chunks import check_max_chunks
+
+    directory = Path(directory)
+    cfg_path = directory / CONFIG_NAME
+    config = read_config(directory)
+    backbone = _load_backbone(directory, config)
+    head = load_head(directory / "head")
+    model = cls(backbone, head, threshold=config.get("threshold"), info=config.get("info"),
+                view=config.get("view", "raw"))
+    stored = config.get("fingerprint")
+    if stored and model.fingerprint() != stored:
+        raise ModelError(f"{directory}: the weights do not match the fingerprint in {CONFIG_NAME} "
+                         f"({model.fingerprint()} != {stored}); the folder was changed or is corrupt, re-save it")
+    try:
+        model.max_chunks = check_max_chunks(config.get("max_chunks", 1))  # old folders: truncation
+    except ValueError as exc:
+        raise ModelError(f"{cfg_path}: {exc}") from None
+    calibrated = model.clone_threshold = config.get("clone_threshold")
+    if calibrated is not None and not (isinstance(calibrated, dict)
+                                       and isinstance(calibrated.get("value"), (int, float))):
+        raise ModelError(f"{cfg_path}: 'clone_threshold' must be an object with a numeric 'value'; "
+                         "re-run `conba calibrate --write`")
+    if (directory / "prune").is_dir():
+        try:
+            model.pruner = load_pruner(directory / "prune")
+        except (FileNotFoundError, ValueError, FormatError) as exc:
+            raise ModelError(f"{directory}: SDTP pruning module unusable ({exc})") from None
+    model.eval()
+    return model

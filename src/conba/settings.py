@@ -1,0 +1,66 @@
+"""Settings read from the environment, in one place: cache folder, CPU threads, device choice.
+
+* ``CONBA_CACHE``: cache folder (token states, ONNX exports, benchmark and noise runs); default
+  ``~/.cache/conba``.
+* ``CONBA_THREADS=N``: intra-op threads of torch and ONNX Runtime; unset (or 0) keeps torch's own
+  default, the number of physical cores. On the 2-core development machine 2 threads (one per core)
+  are fastest; more threads than cores only adds contention (docs/BENCHMARKS.md, "Encoding speed").
+* ``CONBA_OFFLINE=1`` (or ``HF_HUB_OFFLINE``): load backbones from local files only.
+* device: ``auto`` (CUDA when available, else CPU), ``cpu``, ``cuda``, ``cuda:N``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import torch
+
+from conba.errors import ConfigError, UsageError
+
+CACHE_ENV = "CONBA_CACHE"
+THREADS_ENV = "CONBA_THREADS"
+OFFLINE_ENV = "CONBA_OFFLINE"
+
+
+def default_cache_dir() -> Path:
+    """``$CONBA_CACHE``, default ``~/.cache/conba``."""
+    return Path(os.environ.get(CACHE_ENV, Path.home() / ".cache" / "conba"))
+
+
+def offline() -> bool:
+    """Whether backbones load from local files only (``HF_HUB_OFFLINE`` or ``CONBA_OFFLINE=1``)."""
+    return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or os.environ.get(OFFLINE_ENV) == "1"
+
+
+def requested_threads() -> int:
+    """The thread count from ``CONBA_THREADS`` (0 when unset or empty). Raises ConfigError if malformed."""
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if not raw:
+        return 0
+    try:
+        n = int(raw)
+    except ValueError:
+        raise ConfigError(f"{THREADS_ENV} must be a whole number of threads, got {raw!r}") from None
+    if n < 0:
+        raise ConfigError(f"{THREADS_ENV} must be >= 0, got {n}")
+    return n
+
+
+def apply_threads() -> int:
+    """Apply ``CONBA_THREADS`` to torch (when set) and return the intra-op thread count in use."""
+    n = requested_threads()
+    if n and torch.get_num_threads() != n:
+        torch.set_num_threads(n)
+    return torch.get_num_threads()
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` -> CUDA when available, else CPU; anything else as torch names it (UsageError when
+    CUDA is asked for but missing)."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(name)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise UsageError(f"device '{name}' requested but CUDA is not available; use --device cpu")
+    return device
