@@ -69,5 +69,10 @@ def test_merge_cli(pair, tmp_path):
     out = load_model(tmp_path / "out")
     assert out.max_chunks == 3 and out.threshold is None
     assert np.allclose(out.encode(CODES, max_chunks=1), tuned.encode(CODES), atol=1e-6)
+    res = CliRunner().invoke(cli, ["merge", str(src), "-a", "1", "-o", str(tmp_path / "v"), "--view", "code",
+                                   "--dtype", "float16"])
+    assert res.exit_code == 0, res.output
+    viewed = load_model(tmp_path / "v")
+    assert viewed.view == "code" and viewed.embedding_fingerprint() != out.embedding_fingerprint()
     bad = CliRunner().invoke(cli, ["merge", str(src), "-a", "2", "-o", str(tmp_path / "x")])
     assert bad.exit_code != 0 and "alpha" in bad.output.lower()

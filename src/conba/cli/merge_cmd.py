@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors
-from conba.cli.options import out_option
+from conba.cli.options import out_option, view_option
 
 
 @click.command("merge")
@@ -19,8 +19,12 @@ from conba.cli.options import out_option
 @out_option("Folder to write the merged model to.", aliases=["--output"])
 @click.option("--max-chunks", type=click.IntRange(1), default=None,
               help="Windows per long snippet for the merged model (default: MODEL's).")
+@view_option
+@click.option("--dtype", type=click.Choice(["float32", "float16"]), default="float32", show_default=True,
+              help="Storage precision of the saved weights (float16 halves the folder).")
 @friendly_errors
-def merge_cmd(finetuned: str, alpha: float, base: str | None, out: Path, max_chunks: int | None) -> None:
+def merge_cmd(finetuned: str, alpha: float, base: str | None, out: Path, max_chunks: int | None,
+              view: str | None, dtype: str) -> None:
     """Average every weight of MODEL with its untuned base: alpha * MODEL + (1 - alpha) * base
     (WiSE-FT). Fine-tuning on one kind of code can cost accuracy on another; the merge keeps part of
     both (docs/BENCHMARKS.md measures the trade-off).
@@ -29,6 +33,7 @@ def merge_cmd(finetuned: str, alpha: float, base: str | None, out: Path, max_chu
     Examples:
       conba merge runs/my-model -a 0.5 -o runs/my-model-wise50
       conba merge default -a 0.7 -o wise70 && conba eval data.jsonl -m wise70
+      conba merge default -a 0.5 --view code+docs --dtype float16 -o wise50
     """
     from conba.merge import merge
     from conba.model import load_model
@@ -37,6 +42,8 @@ def merge_cmd(finetuned: str, alpha: float, base: str | None, out: Path, max_chu
     merged = merge(tuned, load_model(base, prune=False) if base else None, alpha)
     if max_chunks is not None:
         merged.max_chunks = max_chunks
+    if view is not None:
+        merged.view = view
     merged.threshold = None  # the fine-tuned model's calibrated threshold does not hold for the merge
-    merged.save(out, storage="auto", dtype="float32")
+    merged.save(out, storage="auto", dtype=dtype)
     click.echo(f"wrote {out} (alpha {alpha}; recalibrate its threshold with `conba eval --calibrate`)", err=True)
