@@ -26,7 +26,8 @@ from conba.pretrain.corpus import read_texts, windows
 from conba.pretrain.masking import mask_tokens, replaced_token_labels, special_tokens_mask
 from conba.pretrain.mlm import MLMHead, mlm_loss
 from conba.pretrain.rtd import DiscriminatorHead, Generator, discriminator_loss, generator_step
-from conba.train.loop import autocast
+from conba.train.checkpoint import load_checkpoint, remove_checkpoint, save_checkpoint
+from conba.train.loop import autocast, optimizer_step
 from conba.utils.io import read_json, write_json_atomic
 
 RESULT_NAME = "pretrain_result.json"
@@ -145,45 +146,20 @@ class Pretrainer:
                              replaced=float(rtd_labels[attn.bool()].float().mean()))
         for group in self.opt.param_groups:
             group["lr"] = self.lr_at(step)
-        self.opt.zero_grad(set_to_none=True)
-        total.backward()
-        torch.nn.utils.clip_grad_norm_([p for g in self.opt.param_groups for p in g["params"]], 1.0)
-        self.opt.step()
+        optimizer_step(self.opt, total, [p for g in self.opt.param_groups for p in g["params"]])
         stats["loss"] = total.item()
         stats["tokens"] = int(attn.sum())
         return stats
 
     # ------------------------------------------------------------------ checkpoints
     def _save_checkpoint(self, step: int) -> None:
-        from safetensors.torch import save_file
-
-        tmp = self.out / ".checkpoint.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        tensors = {f"{name}.{k}": v.detach().cpu().contiguous() for name, m in self._modules().items()
-                   for k, v in m.state_dict().items()}
-        save_file(tensors, str(tmp / "weights.safetensors"))
-        torch.save(self.opt.state_dict(), tmp / "optimizer.pt")
-        write_json_atomic(tmp / "state.json", {"step": step, "signature": self.cfg.run_signature(),
-                                               "history": self.history})
-        shutil.rmtree(self.ck_dir, ignore_errors=True)
-        tmp.replace(self.ck_dir)
+        save_checkpoint(self.ck_dir, self.cfg.run_signature(), {"step": step, "history": self.history},
+                        modules=self._modules(), optimizer=self.opt)
 
     def _load_checkpoint(self) -> int:
-        from safetensors.torch import load_file
-
-        if not (self.ck_dir / "state.json").exists():
+        state = load_checkpoint(self.ck_dir, self.cfg.run_signature(), modules=self._modules(), optimizer=self.opt)
+        if state is None:
             return 0
-        state = read_json(self.ck_dir / "state.json")
-        if state.get("signature") != self.cfg.run_signature():
-            raise UsageError(f"{self.ck_dir}: checkpoint was made with different settings; use --restart "
-                               "to discard it or another --out")
-        tensors = load_file(str(self.ck_dir / "weights.safetensors"))
-        for name, module in self._modules().items():
-            prefix = name + "."
-            module.load_state_dict({k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix)})
-        self.opt.load_state_dict(torch.load(self.ck_dir / "optimizer.pt", weights_only=True,
-                                            map_location=self.device))
         self.history = state["history"]
         return int(state["step"])
 
@@ -196,7 +172,7 @@ class Pretrainer:
                 self.ck_dir.exists() or (self.out / CONFIG_NAME).exists()):
             raise UsageError(f"{self.out}: folder exists and is not a pretraining run; choose another --out")
         if restart:
-            shutil.rmtree(self.ck_dir, ignore_errors=True)
+            remove_checkpoint(self.ck_dir)
             (self.out / RESULT_NAME).unlink(missing_ok=True)
         elif (self.out / RESULT_NAME).exists():
             done = read_json(self.out / RESULT_NAME)
@@ -250,7 +226,7 @@ class Pretrainer:
                   "tokens_per_second": round(tokens / max(seconds, 1e-9), 1), "device": str(self.device),
                   "final": last, "signature": self.cfg.run_signature()}
         write_json_atomic(self.out / RESULT_NAME, result)
-        shutil.rmtree(self.ck_dir, ignore_errors=True)
+        remove_checkpoint(self.ck_dir)
         self.log(f"saved backbone to {self.out} ({steps_run} steps in {seconds:.0f}s); "
                  f"use it with: conba train ... --backbone {self.out}")
 

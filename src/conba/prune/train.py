@@ -10,7 +10,8 @@ Glossary: b batch (P×K snippets), l tokens, d hidden width.
    applies Gumbel-softmax keep weights through the attention mask and the pooling;
    loss = w_task · contrastive + w_mse · MSE(keep prob, normalised saliency)
    + w_rank · pairwise ranking(keep score, saliency), the last two averaged over pruning layers.
-   Scorers, AdamW state and position are saved after every batch, so a run resumes mid-epoch.
+   Scorers, AdamW state and position are saved after every batch in OUT/prune_training/checkpoint
+   (:mod:`conba.train.checkpoint`), so a run resumes mid-epoch; changed scorer settings start it over.
 4. The model is saved to OUT with the scorers in OUT/prune/; its encode() prunes.
 """
 
@@ -32,15 +33,17 @@ from conba.encoder.sdtp.scorer import PruneModule, keep_score
 from conba.engine.batching import pad_batch, pad_token_id
 from conba.errors import ConfigError
 from conba.heads.prefix import require_no_prefix
-from conba.prune.checkpoint import load_checkpoint, save_checkpoint
 from conba.prune.losses import normalize_saliency, ranking_loss, score_mse
 from conba.prune.saliency import batch_saliency, importance
 from conba.prune.soft import soft_states, weighted_mean
 from conba.prune.store import SaliencyStore
 from conba.prune.train_config import PruneTrainConfig, default_layers
+from conba.train.checkpoint import CheckpointMismatch, load_checkpoint, save_checkpoint
+from conba.train.loop import optimizer_step
 from conba.train.losses import in_batch_loss
 
 WORK = "prune_training"
+CHECKPOINT = "checkpoint"  # scorer training's checkpoint folder in WORK (conba.train.checkpoint)
 
 
 def select_batches(records, cfg: PruneTrainConfig) -> list[list[int]]:
@@ -182,8 +185,11 @@ def train_scorers(model, pruner: PruneModule, records, store: SaliencyStore, cfg
         p.requires_grad_(True)
     opt = torch.optim.AdamW(pruner.parameters(), lr=cfg.lr, weight_decay=0.0)
     key = cfg.scorer_key()
-    state = load_checkpoint(work, pruner, opt, key) or {"key": key, "epoch": 0, "done": 0, "sums": {},
-                                                          "overlap": [], "seconds": 0.0, "history": []}
+    try:
+        state = load_checkpoint(work / CHECKPOINT, key, modules={"scorers": pruner}, optimizer=opt)
+    except CheckpointMismatch:  # other scorer settings: train from scratch (the saliency pass is kept)
+        state = None
+    state = state or {"epoch": 0, "done": 0, "sums": {}, "overlap": [], "seconds": 0.0, "history": []}
     if state["epoch"] or state["done"]:
         log(f"scorers: resuming at epoch {state['epoch'] + 1}, batch {state['done']}")
     temperature = _temperature(model, cfg)
@@ -206,16 +212,14 @@ def train_scorers(model, pruner: PruneModule, records, store: SaliencyStore, cfg
             lang_ids = model.head.language_ids([records[i].language for i in recs])
             targets = {p: _targets(sal[p], input_ids.shape[1], mask, cfg.saliency) for p in pruner.config.layers}
             out, logits = train_step(model, pruner, input_ids, mask, lang_ids, groups, targets, cfg, temperature)
-            opt.zero_grad(set_to_none=True)
-            out["loss"].backward()
-            opt.step()
+            optimizer_step(opt, out["loss"])  # no gradient clipping here, as before the loops were merged
             for k, v in out.items():
                 state["sums"][k] = state["sums"].get(k, 0.0) + float(v.detach())
             p0 = pruner.config.layers[0]  # its states are exact (no mask below it): a clean accuracy check
             state["overlap"].append(_overlap_at_k(keep_score(logits[p0].detach()), targets[p0], mask, cfg.keep_ratio))
             state["done"] = pos + 1
             state["seconds"] += time.time() - t0
-            save_checkpoint(work, pruner, opt, state)
+            save_checkpoint(work / CHECKPOINT, key, state, modules={"scorers": pruner}, optimizer=opt)
             bar.update(1)
             if not progress:
                 loss = float(out["loss"].detach())
@@ -229,7 +233,7 @@ def train_scorers(model, pruner: PruneModule, records, store: SaliencyStore, cfg
         state["history"].append(row)
         log("scorers: " + " ".join(f"{k}={v}" for k, v in row.items()))
         state.update(epoch=epoch + 1, done=0, sums={}, overlap=[], seconds=0.0)
-        save_checkpoint(work, pruner, opt, state)
+        save_checkpoint(work / CHECKPOINT, key, state, modules={"scorers": pruner}, optimizer=opt)
     pruner.eval()
     for p in pruner.parameters():
         p.requires_grad_(False)

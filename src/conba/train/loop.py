@@ -2,11 +2,20 @@
 
 * :func:`autocast`: bfloat16 autocast on CUDA when asked for, else nothing (CPU runs stay float32).
 * :func:`warmup_lr`: linear warm-up of a learning rate, 1/w of the rate at the first step.
+* :func:`optimizer_step`: zero the gradients, backward, clip (when asked), step.
+* Checkpoints (weights, optimizer, RNG, position, settings key): :mod:`conba.train.checkpoint`.
 
 Schedules are kept as plain functions of the global step rather than ``torch`` / ``transformers``
 scheduler objects: the step is already in every checkpoint, so a resumed run gets the same rate
 without a scheduler state to save, and ``transformers.get_linear_schedule_with_warmup`` starts the
 warm-up at 0 instead of 1/w, which would change every trained model.
+
+The outer loops stay with their commands: they iterate different things (epochs of P×K batches with a
+dev evaluation, early stopping and a time budget; one global step count over seeded windows; saliency
+batches reshuffled per epoch, checkpointed after every batch), seed their randomness differently and
+log differently. A shared skeleton would take each loop's control flow apart into callbacks without
+removing a line, and any change to the order of seeding, stepping and saving would change trained
+results; what they do identically (autocast, warm-up, the optimiser step, checkpoints) is shared here.
 """
 
 from __future__ import annotations
@@ -26,3 +35,14 @@ def autocast(device: torch.device, enabled: bool) -> contextlib.AbstractContextM
 def warmup_lr(base: float, step: int, warmup_steps: int) -> float:
     """Learning rate at optimisation step ``step`` (0-based) of a linear warm-up over ``warmup_steps``."""
     return base * min(1.0, (step + 1) / max(warmup_steps, 1))
+
+
+def optimizer_step(opt: torch.optim.Optimizer, loss: torch.Tensor,
+                   clip_params: list[torch.nn.Parameter] | None = None, max_norm: float = 1.0) -> None:
+    """``loss.backward()`` into freshly zeroed gradients, clip their global norm over ``clip_params`` to
+    ``max_norm`` (no clipping when None), ``opt.step()``."""
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    if clip_params is not None:
+        torch.nn.utils.clip_grad_norm_(clip_params, max_norm)
+    opt.step()

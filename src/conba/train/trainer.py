@@ -23,13 +23,14 @@ from conba.eval.pairs import balanced_pairs, calibrate_threshold
 from conba.heads import HeadConfig, run_prefixed
 from conba.model import ConbaModel
 from conba.settings import default_cache_dir, resolve_device
+from conba.train.checkpoint import load_checkpoint, save_checkpoint
 from conba.train.config import TrainConfig
 from conba.train.features import TokenStates, compute_states
 from conba.train.history import History
-from conba.train.loop import autocast, warmup_lr
+from conba.train.loop import autocast, optimizer_step, warmup_lr
 from conba.train.losses import in_batch_loss
 from conba.train.sampler import GroupBatchSampler, nearest_groups
-from conba.utils.io import read_json, write_json_atomic
+from conba.utils.io import write_json_atomic
 
 
 class Trainer:
@@ -139,40 +140,16 @@ class Trainer:
         return float(res["mean"]["map_at_r"])
 
     # ------------------------------------------------------------------ checkpoints
-    def _trainable_state(self) -> dict[str, torch.Tensor]:
-        return {n: p.detach().clone() for n, p in self.model.named_parameters() if p.requires_grad}
-
     def _save_checkpoint(self, opt: torch.optim.Optimizer, state: dict) -> None:
-        from safetensors.torch import save_file
-
-        ck = self.run_dir / "checkpoint"
-        tmp = self.run_dir / "checkpoint.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        save_file(self._trainable_state(), str(tmp / "trainable.safetensors"))
-        torch.save(opt.state_dict(), tmp / "optimizer.pt")
-        write_json_atomic(tmp / "state.json", {**state, "signature": self.cfg.run_signature(),
-                                               "history": self.history.to_dict()})
-        shutil.rmtree(ck, ignore_errors=True)
-        tmp.replace(ck)
+        save_checkpoint(self.run_dir / "checkpoint", self.cfg.run_signature(),
+                        {**state, "history": self.history.to_dict()}, modules={"model": self.model},
+                        optimizer=opt, trainable_only=True)
 
     def _load_checkpoint(self, opt: torch.optim.Optimizer) -> dict | None:
-        from safetensors.torch import load_file
-
-        ck = self.run_dir / "checkpoint"
-        if not (ck / "state.json").exists():
-            return None
-        state = read_json(ck / "state.json")
-        if state.get("signature") != self.cfg.run_signature():
-            raise UsageError(f"{ck}: checkpoint was made with different settings; use --restart "
-                               "to discard it or another --out")
-        tensors = load_file(str(ck / "trainable.safetensors"))
-        params = dict(self.model.named_parameters())
-        with torch.no_grad():
-            for n, t in tensors.items():
-                params[n].copy_(t)
-        opt.load_state_dict(torch.load(ck / "optimizer.pt", weights_only=True))
-        self.history = History.from_dict(state["history"])
+        state = load_checkpoint(self.run_dir / "checkpoint", self.cfg.run_signature(),
+                                modules={"model": self.model}, optimizer=opt, trainable_only=True)
+        if state is not None:
+            self.history = History.from_dict(state.pop("history"))
         return state
 
     def _save_best(self) -> None:
@@ -252,10 +229,7 @@ class Trainer:
                 labels = torch.tensor([group_ids[i] for i in idx], device=self.device)
                 loss = in_batch_loss(emb, labels, cfg.temperature, cfg.loss)
                 set_backbone_lr(state.get("global_step", 0))
-                opt.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(head_params + bb_params, 1.0)
-                opt.step()
+                optimizer_step(opt, loss, head_params + bb_params)
                 state["global_step"] = state.get("global_step", 0) + 1
                 losses.append(loss.item())
                 self.history.log_step(losses[-1])
