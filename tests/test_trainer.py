@@ -1,6 +1,7 @@
 import json
 
 import pytest
+import torch
 from click.testing import CliRunner
 
 from conba.cli.main import cli
@@ -163,3 +164,38 @@ def test_cli_encode_onnx_engine(tiny_backbone, monkeypatch):
     for cmd in ["train", "eval", "encode"]:
         res = runner.invoke(cli, [cmd, "--help"])
         assert res.exit_code == 0 and "Examples" in res.output
+
+
+def test_a_resumed_run_equals_an_uninterrupted_one(tiny_backbone, tiny_data, tmp_path, monkeypatch):
+    """Crash in epoch 2 after a mid-epoch checkpoint; the resumed run ends with the same weights (the
+    checkpoint restores the optimizer and the RNG that the backbone's dropout draws from)."""
+    import conba.train.trainer as trainer_mod
+
+    def run(out, crash_at=None):
+        c = cfg(tiny_backbone, tiny_data, tmp_path, out=str(tmp_path / out), tune="full", checkpoint_every=1)
+        real, calls = trainer_mod.in_batch_loss, []
+
+        def loss(*a, **kw):
+            calls.append(1)
+            if len(calls) == crash_at:
+                raise KeyboardInterrupt
+            return real(*a, **kw)
+
+        monkeypatch.setattr(trainer_mod, "in_batch_loss", loss)
+        logs: list[str] = []
+        try:
+            return Trainer(c, progress=False, log=logs.append).fit(), logs
+        finally:
+            monkeypatch.setattr(trainer_mod, "in_batch_loss", real)
+
+    straight, _ = run("a")
+    history = json.loads((tmp_path / "a" / "training" / "history.json").read_text())
+    steps = len(history["step_loss"]) // 2
+    with pytest.raises(KeyboardInterrupt):
+        run("b", crash_at=steps + 2)  # epoch 2, after its first step's checkpoint
+    resumed, logs = run("b")
+    assert any("resumed" in m and "epoch 2" in m for m in logs)
+    again = json.loads((tmp_path / "b" / "training" / "history.json").read_text())
+    assert again["step_loss"] == history["step_loss"]  # every step, before and after the crash, the same
+    a, b = straight.state_dict(), resumed.state_dict()
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
