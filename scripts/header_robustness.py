@@ -65,13 +65,13 @@ def main() -> None:
     ap.add_argument("--data", action="append", required=True)
     ap.add_argument("--limit", type=int, default=0, help="about N records (whole groups, seeded)")
     ap.add_argument("--max-chunks", type=int, default=None)
-    ap.add_argument("--json", default=None)
+    ap.add_argument("--json-out", default=None, help="also write the rows to this JSON file")
     args = ap.parse_args()
 
     import conba
     from conba.data import load_records
     from conba.eval.metrics import cross_language_retrieval, embedding_similarity
-    from conba.train.trainer import subset_groups
+    from conba.data import subset_groups
 
     model = conba.load_model(args.model)
     rows = []
@@ -95,10 +95,10 @@ def main() -> None:
                    "header_lines_mean": round(lines, 1)}
             rows.append(row)
             print(json.dumps(row), flush=True)
-    if args.json:
+    if args.json_out:
         from conba.utils.io import write_json_atomic
 
-        write_json_atomic(args.json, {"rows": rows})
+        write_json_atomic(args.json_out, {"rows": rows})
 
 
 if __name__ == "__main__":

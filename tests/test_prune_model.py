@@ -326,3 +326,15 @@ def test_shipped_default_pruner_matches_the_shipped_default_model():
     assert pruner.config.base_fingerprint == shipped["fingerprint"]
     assert pruner.config.layers == [3, 4, 5] and pruner.config.keep_ratio == 0.8
     assert pruner.config.num_layers == 6 and pruner.config.dim == 384
+
+
+def test_prune_training_sees_the_models_input_view():
+    from conba.data import CodeRecord
+    from conba.prune.train import _viewed
+
+    code = "import os\n# add\ndef add(a, b):\n    return a + b  # sum\n"
+    records = [CodeRecord(str(i), "g", "python", code) for i in range(3)]
+    assert _viewed(records, [0, 2], "raw", print) is records
+    out = _viewed(records, [0, 2], "code", lambda _msg: None)
+    assert "import" not in out[0].code and "#" not in out[2].code and "def add" in out[0].code
+    assert out[1].code == code and records[0].code == code  # unused rows and the input stay as they were

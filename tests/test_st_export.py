@@ -76,3 +76,20 @@ def test_shipped_default_loads_in_sentence_transformers(tmp_path):
     """Golden: the shipped default model, saved full for sentence-transformers, gives the same vectors."""
     folder = conba.load_model("default").save(tmp_path / "default-st", sentence_transformers=True)
     _same_vectors(folder)
+
+
+def test_shipped_default_with_its_input_view(tmp_path):
+    """sentence-transformers sees the text it is given: applying the model's input view first (what
+    conba's encode() does for snippets with a language) gives conba's vectors."""
+    from conba.syntax.view import apply_views
+
+    model = conba.load_model("default")
+    folder = model.save(tmp_path / "default-st", sentence_transformers=True)
+    codes = ["import os\n# add two numbers\ndef add(a, b):\n    return a + b  # the sum\n",
+             "#include <cstdio>\n// greatest common divisor\nint gcd(int a, int b) { return b ? gcd(b, a % b) : a; }\n"]
+    langs = ["python", "cpp"]
+    ours = conba.load_model(folder).encode(codes, languages=langs)
+    viewed, _ = apply_views(codes, langs, model.view)
+    theirs = st.SentenceTransformer(str(folder), device="cpu").encode(viewed)
+    cosine = np.sum(ours * theirs, axis=1) / np.linalg.norm(theirs, axis=1)
+    assert cosine.min() >= 0.9999, cosine

@@ -240,6 +240,24 @@ def train_scorers(model, pruner: PruneModule, records, store: SaliencyStore, cfg
     return list(state["history"])
 
 
+def _viewed(records: list, rows: list[int], view: str, log: Callable[[str], None]) -> list:
+    """The records with the model's input view applied to the snippets that are used (``rows``), so the
+    scorers learn on the text encode() will see."""
+    if view == "raw":
+        return records
+    import dataclasses
+
+    from conba.syntax.view import apply_views
+
+    codes, stats = apply_views([records[i].code for i in rows], [records[i].language for i in rows], view)
+    out = list(records)
+    for i, code in zip(rows, codes):
+        out[i] = dataclasses.replace(records[i], code=code)
+    log(f"input view {view}: {stats.chars_before} -> {stats.chars_after} chars, "
+        f"{stats.fallbacks} of {stats.snippets} snippets raw")
+    return out
+
+
 def train_pruner(cfg: PruneTrainConfig, restart: bool = False, log: Callable[[str], None] = print,
                  progress: bool = False) -> Path:
     """Run SDTP stages 1 and 2 for ``cfg.model`` and save the pruning model to ``cfg.out``."""
@@ -269,6 +287,7 @@ def train_pruner(cfg: PruneTrainConfig, restart: bool = False, log: Callable[[st
     cfg.save(work / "config.json")
     records = _cap_records(load_many(cfg.train), cfg.max_per_group_language, cfg.seed)
     batches = select_batches(records, cfg)
+    records = _viewed(records, sorted({i for b in batches for i in b}), model.view, log)
     log(f"SDTP for {cfg.model} (fingerprint {pcfg.base_fingerprint}): layers {layers}, keep ratio "
         f"{cfg.keep_ratio}, {sum(len(b) for b in batches)} snippets in {len(batches)} batches")
     store = saliency_pass(model, records, batches, cfg, layers, work / "saliency.safetensors", log, progress)
