@@ -69,9 +69,8 @@ def main() -> None:
     args = ap.parse_args()
 
     import conba
-    from conba.data import load_records
+    from conba.data import load_records, subset_groups
     from conba.eval.metrics import cross_language_retrieval, embedding_similarity
-    from conba.data import subset_groups
 
     model = conba.load_model(args.model)
     rows = []

@@ -1,7 +1,7 @@
 """Load test of `conba serve` on 127.0.0.1: N concurrent clients for S seconds mixing /search and /compare.
 
     python scripts/serve_load_test.py --index .conba-index                 # 50 clients, 60 s
-    python scripts/serve_load_test.py --index IDX --clients 10 --seconds 10 --json out.json
+    python scripts/serve_load_test.py --index IDX --clients 10 --seconds 10 --json-out out.json
 
 Starts `conba serve` on a free 127.0.0.1 port (or uses --url, which must be a loopback address),
 measures a single warm search first (one client, sequential requests, query encoding included),
@@ -24,6 +24,8 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import numpy as np
+
+from conba.utils.io import write_text_atomic
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 MAX_CLIENTS, MAX_SECONDS = 200, 600
@@ -158,7 +160,7 @@ def main() -> int:
     ap.add_argument("--single", type=int, default=100, help="sequential searches for the single-search p50")
     ap.add_argument("--max-requests", type=int, default=200_000)
     ap.add_argument("--workers", type=int, default=None, help="--workers of the started server")
-    ap.add_argument("--json", default=None, help="write the results here")
+    ap.add_argument("--json-out", default=None, help="write the results here")
     args = ap.parse_args()
     if not 1 <= args.clients <= MAX_CLIENTS or not 0 < args.seconds <= MAX_SECONDS:
         raise SystemExit(f"--clients must be 1..{MAX_CLIENTS} and --seconds 0..{MAX_SECONDS}")
@@ -191,8 +193,8 @@ def main() -> int:
             proc.terminate()
             proc.wait(timeout=30)
     print(json.dumps(out, indent=2))
-    if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+    if args.json_out:
+        write_text_atomic(args.json_out, json.dumps(out, indent=2) + "\n")
     return 1 if out["errors"] else 0
 
 
