@@ -142,3 +142,17 @@ def test_framework_registered_functions_are_kept():
     assert "void adds" in out and "unused" not in out
     rust = "#[test]\nfn adds() {}\n#[inline]\nfn unused() {}\nfn main() {}\n"
     assert apply_view(rust, "rust") == "#[test]\nfn adds() {}\nfn main() {}\n"
+
+
+def test_shared_header_vanishes_without_an_entry_point():
+    """A library snippet (no main) keeps every function, and loses the header's unused macros and
+    typedefs and JS's 'use strict' directive, so a shared header changes nothing."""
+    cpp = "int twice(int x) {\n    return 2 * x;\n}\n"
+    header = ("#include <vector>\n#define rep(i, n) for (int i = 0; i < (n); i++)\n#define INF 1000000007\n"
+              "typedef std::vector<int> vi;\n")
+    assert apply_view(header + cpp, "cpp", "code+docs") == apply_view(cpp, "cpp", "code+docs")
+    used = "#define INF 1000000007\nint cap(int x) {\n    return x < INF ? x : INF;\n}\n"
+    assert "#define INF" in apply_view(used, "cpp", "code")  # mentioned: kept
+    js = "function add(a, b) {\n  return a + b;\n}\n"
+    assert apply_view("'use strict';\n" + js, "javascript", "code") == apply_view(js, "javascript", "code")
+    assert "use strict" not in apply_view('"use strict";\n' + js, "javascript", "code+docs")

@@ -4,7 +4,9 @@ Entry points: a ``main`` / ``Main`` function (Java and C#: a static one), C# top
 and in scripts (Python, JS/TS, Ruby, PHP) top-level statements that run something: calls, loops and
 conditionals that call, ``if __name__ == "__main__":``, assignments that call a function defined in
 the snippet (``ans = solve(n)``; ``n = int(input())`` and ``module.exports = {...}`` are not). A
-snippet without an entry point (a library file, one function) loses nothing.
+snippet without an entry point (a library file, one function) keeps every function and class and
+loses only the C/C++ macros and type aliases that nothing in it mentions (a shared header's
+``#define rep ...`` / ``typedef ... vi;``).
 
 With entry points, everything outside definitions is kept and its identifiers are the roots; a kept
 definition keeps every definition whose name occurs among its identifiers (its own text, minus
@@ -59,7 +61,11 @@ def dead_definitions(parsed: Parsed, masked: bytes) -> DeadCode:
     entry = any(d.entry for d in defs) or any(
         _runs(node, parsed.key, masked, local) for node in _top_statements(parsed.root, top_ranges, masked))
     if not entry:
-        return DeadCode([])
+        if not any(d.kind == "macro" for d in defs):
+            return DeadCode([])
+        for d in defs:  # no entry point: every function and class stays; only unused macros go
+            if d.kind != "macro":
+                d.keep = True
     reached = _reach(defs, _words(masked, top_ranges), masked)
     return _drop(defs, reached, masked)
 

@@ -2,7 +2,7 @@
 
 Per language: Python ``import`` / ``from ... import``; Java ``import`` / ``package``; C/C++ ``#include``
 and ``using namespace ...;``; C# ``using`` directives and a file-scoped ``namespace X;``; JS/TS
-``import`` and top-level statements that only ``require(...)``; Go ``package`` / ``import``; Rust
+``import``, top-level statements that only ``require(...)`` and ``'use strict'`` directives; Go ``package`` / ``import``; Rust
 ``use`` / ``extern crate`` / ``mod x;`` (and ``#[cfg(test)] mod ... { }`` test modules); Kotlin
 ``package`` / ``import``; PHP ``use`` / ``namespace x;`` / ``require`` / ``include``; Ruby ``require`` /
 ``require_relative``. Nodes with parse errors are left alone.
@@ -34,7 +34,8 @@ def import_nodes(parsed: Parsed) -> list[Any]:
     if parsed.key == "ruby":
         out.extend(n for n in _ruby_statements(parsed.root) if _ruby_require(n, parsed.src))
     if parsed.key in _JS:
-        out.extend(n for n in parsed.root.named_children if _require_only_statement(n, parsed.src))
+        out.extend(n for n in parsed.root.named_children
+                   if _require_only_statement(n, parsed.src) or _directive(n, parsed.src))
     if parsed.key == "rust":
         out.extend(_rust_test_modules(parsed))
     out.sort(key=lambda n: n.start_byte)
@@ -82,6 +83,14 @@ def _require_call(node: Any, src: bytes) -> bool:
         return False
     fn = node.child_by_field_name("function")
     return fn is not None and fn.type == "identifier" and _text(fn, src) == b"require"
+
+
+def _directive(node: Any, src: bytes) -> bool:
+    """A top-level ``'use strict';`` (or another ``'use ...'`` directive prologue string)."""
+    if node.type != "expression_statement" or node.has_error or node.named_child_count != 1:
+        return False
+    inner = node.named_children[0]
+    return inner.type == "string" and _text(inner, src)[1:-1].startswith(b"use ")
 
 
 def _require_only_statement(node: Any, src: bytes) -> bool:
