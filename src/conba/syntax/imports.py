@@ -2,7 +2,8 @@
 
 Per language: Python ``import`` / ``from ... import``; Java ``import`` / ``package``; C/C++ ``#include``
 and ``using namespace ...;``; C# ``using`` directives and a file-scoped ``namespace X;``; JS/TS
-``import``, top-level statements that only ``require(...)`` and ``'use strict'`` directives; Go ``package`` / ``import``; Rust
+``import``, top-level statements that only ``require(...)``
+and ``'use strict'`` directives; Go ``package`` / ``import``; Rust
 ``use`` / ``extern crate`` / ``mod x;`` (and ``#[cfg(test)] mod ... { }`` test modules); Kotlin
 ``package`` / ``import``; PHP ``use`` / ``namespace x;`` / ``require`` / ``include``; Ruby ``require`` /
 ``require_relative``. Nodes with parse errors are left alone.
