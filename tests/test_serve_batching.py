@@ -123,3 +123,9 @@ def test_errors_reach_every_waiting_request():
 def test_needs_start():
     with pytest.raises(RuntimeError, match="start"):
         _run(EncodeBatcher(SlowEncoder()).encode(["1"], [""]))
+
+
+def test_default_workers_give_each_worker_two_threads():
+    from conba.serve.app import default_workers
+
+    assert [default_workers(c) for c in (1, 2, 3, 4, 16)] == [1, 1, 1, 2, 8]

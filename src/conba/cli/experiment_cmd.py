@@ -305,3 +305,54 @@ def all_cmd(skip: str | None, **opts) -> None:
             progress=show_progress() if progress is None else progress, log=_log, command=_command())
     _log(f"wrote {out}/README.md")
 
+
+
+@experiment.command("fair")
+@common_options
+@click.option("--rows", default=None, help="Comma-separated rows (default: all; see conba.experiments.fair.ROWS).")
+@click.option("--budgets", default="seconds,steps", show_default=True,
+              help="Equal-budget modes to run: steps (same optimiser steps), seconds (same training time).")
+@click.option("--steps", "fair_steps", type=int, default=300, show_default=True, help="The equal step budget.")
+@click.option("--seconds", "fair_seconds", type=float, default=60.0, show_default=True,
+              help="The equal wall-clock budget per run (dev checks included).")
+@click.option("--epoch-steps", type=int, default=50, show_default=True, help="Steps between dev checks.")
+@click.option("--view", default="code+docs", show_default=True, help="Input view of every snippet (raw = none).")
+@click.option("--backbone-from", default="default", show_default=True,
+              help="Model whose (frozen) backbone weights every head sits on; '' = --backbone as downloaded.")
+@click.option("--repo-index", type=_DIR, default=None,
+              help="An index of real repositories (e.g. of algorithms_dev) to score file-level MAP@R on.")
+@click.option("--repo-groups", type=_FILE, default=None, help="Its groups file (groups.jsonl).")
+@click.option("--prefix-seeds", type=int, default=0, show_default=True,
+              help="Seeds for the prefix-code rows (they run the whole backbone per step; 0 = skip them).")
+@friendly_errors
+@_examples("  conba experiment fair -d ../shared/data -o docs/experiments/fair --repo-index IDX \\\n"
+           "      --repo-groups ../shared/data/algorithms_dev/groups.jsonl --max-length 512 --head-tokens 128")
+def fair_cmd(rows: str | None, budgets: str, fair_steps: int, fair_seconds: float, epoch_steps: int, view: str,
+             backbone_from: str, repo_index: Path | None, repo_groups: Path | None, prefix_seeds: int,
+             **opts) -> None:
+    """Every head on one frozen backbone at equal steps and equal seconds, ≥ 3 seeds, curated + real code."""
+    from conba.cli.common import show_progress
+    from conba.experiments.data import prepare
+    from conba.experiments.fair import BUDGETS, FairRunner, load_repo_set, run_fair, select_rows
+    from conba.syntax.view import check_view
+
+    names = _names(rows)
+    select_rows(names)
+    chosen_budgets = _names(budgets) or []
+    if not chosen_budgets or any(b not in BUDGETS for b in chosen_budgets):
+        raise click.BadParameter(f"choose from {', '.join(BUDGETS)}", param_hint="--budgets")
+    if fair_steps < 1 or fair_seconds <= 0 or epoch_steps < 1 or prefix_seeds < 0:
+        raise click.BadParameter("--steps, --seconds and --epoch-steps must be > 0, --prefix-seeds >= 0")
+    if (repo_index is None) != (repo_groups is None):
+        raise click.BadParameter("give --repo-index and --repo-groups together")
+    check_view(view)
+    out = opts.pop("out")
+    progress = opts.pop("progress", None)
+    progress = show_progress() if progress is None else progress
+    cfg = build_config(opts)
+    out.mkdir(parents=True, exist_ok=True)
+    repo = load_repo_set(repo_index, repo_groups, view) if repo_index is not None else None
+    runner = FairRunner(cfg, prepare(cfg, _log), steps=fair_steps, seconds=fair_seconds, epoch_steps=epoch_steps,
+                        view=view, backbone_from=backbone_from, repo=repo, progress=progress, log=_log)
+    run_fair(runner, out, names, chosen_budgets, prefix_seeds, command=_command())
+    _log(f"wrote {out}/fair.md")

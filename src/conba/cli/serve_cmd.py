@@ -28,7 +28,7 @@ def _is_loopback(host: str) -> bool:
 @click.option("--token", envvar=TOKEN_ENV, show_envvar=True, default=None, metavar="TOKEN",
               help="Require 'Authorization: Bearer TOKEN' on every API call.")
 @click.option("--workers", default=None, type=click.IntRange(1), metavar="N",
-              help="Encoding threads (default: one per physical core).")
+              help="Encoding threads (default: one per two physical cores, two torch threads each).")
 @click.option("--max-body", default="1MB", show_default=True, metavar="SIZE", help="Largest request body.")
 @click.option("--max-snippets", default=64, show_default=True, type=click.IntRange(1),
               help="Most snippets per /encode request.")

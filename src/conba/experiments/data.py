@@ -53,7 +53,7 @@ class Prepared:
                 "eval": {s.name: {"file": s.path, "from": s.source, **summary(s.records)} for s in self.eval_sets}}
 
 
-def _write_subset(records: list[CodeRecord], folder: Path, stem: str) -> str:
+def write_subset(records: list[CodeRecord], folder: Path, stem: str) -> str:
     lines = [json.dumps({"id": r.id, "group": r.group, "language": r.language, "code": r.code,
                          "source": r.source}, ensure_ascii=False) for r in records]
     text = "\n".join(lines) + "\n"
@@ -72,7 +72,7 @@ def prepare(cfg: ExperimentConfig, log=print) -> Prepared:
     train = subset_groups(train, cfg.train_limit, cfg.data_seed)
     if len({r.group for r in train}) < 2:
         raise DataError("the training subset has fewer than 2 groups; raise --train-limit or --cap")
-    prepared = Prepared(_write_subset(train, folder, "train"), train)
+    prepared = Prepared(write_subset(train, folder, "train"), train)
     seen: set[str] = set()
     for path in cfg.dev:
         name = Path(path).stem
@@ -82,7 +82,7 @@ def prepare(cfg: ExperimentConfig, log=print) -> Prepared:
         recs = subset_groups(load_records(path), cfg.dev_limit, cfg.data_seed)
         if len({r.language for r in recs}) < 2:
             raise DataError(f"{path}: an evaluation set needs records in at least 2 languages")
-        prepared.eval_sets.append(EvalSet(name, _write_subset(recs, folder, name), recs, str(path)))
+        prepared.eval_sets.append(EvalSet(name, write_subset(recs, folder, name), recs, str(path)))
     log(f"data: train {len(train)} snippets ({len({r.group for r in train})} groups); "
         + ", ".join(f"{s.name} {len(s.records)}" for s in prepared.eval_sets))
     return prepared

@@ -156,9 +156,7 @@ class Runner:
         else:
             self.log(f"{v.name} seed {seed} τ={tc.temperature:g}: training -> {out}")
             t0 = time.time()
-            trainer = ExperimentTrainer(tc, self.provider, extra["head_tokens"], extra["token_steps"],
-                                        progress=self.progress, log=self.log, plot=self.cfg.run_plots)
-            model = trainer.fit()
+            model = self.make_trainer(tc, extra).fit()
             seconds = time.time() - t0
             write_json_atomic(meta_path, {"variant": v.name, "seed": seed, "temperature": tc.temperature,
                                           "seconds": round(seconds, 1), **extra, "config": tc.to_dict()})
@@ -166,6 +164,10 @@ class Runner:
         history = read_json(out / "training" / "history.json")
         return model, RunResult(v.name, seed, tc.temperature, str(out), seconds, reused,
                                 int(result["best_epoch"]), history)
+
+    def make_trainer(self, tc: TrainConfig, extra: dict) -> ExperimentTrainer:
+        return ExperimentTrainer(tc, self.provider, extra["head_tokens"], extra["token_steps"],
+                                 progress=self.progress, log=self.log, plot=self.cfg.run_plots)
 
     def untrained(self, v: Variant) -> ConbaModel:
         """``v``'s head freshly built (for kind none: plain pooling of the backbone)."""

@@ -72,25 +72,33 @@ def resolve_model(index_dir: Path, model: Any) -> tuple[Any, str]:
     return load_model(name), name
 
 
-def default_workers() -> int:
-    """One encoding worker per physical core (torch's default thread count)."""
+def default_workers(cores: int | None = None) -> int:
+    """One encoding worker per two physical cores (torch's default thread count), at least one.
+
+    Each worker then encodes with two torch threads: on the 2-core dev machine a lone search took
+    66 ms (p50) with two one-thread workers and 49 ms with one two-thread worker, while 50 concurrent
+    clients got 12.9 vs 11.4 requests/s (docs/BENCHMARKS.md, "Serve load test"): requests that
+    arrive together are batched anyway, so the lone query's latency is the better trade."""
     import torch
 
-    return max(1, torch.get_num_threads())
+    cores = cores or torch.get_num_threads()
+    return max(1, cores // 2)
 
 
 def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *, token: str | None = None,
                limits: Limits | None = None, workers: int | None = None, reload_interval: float = 1.0,
                max_batch: int = 64) -> FastAPI:
     """Build the app. ``model``: a ConbaModel, a name/folder, or None for the one the index was built
-    with. ``workers`` encoding threads (default: the physical cores), each using ``cores // workers``
+    with. ``workers`` encoding threads (default: half the physical cores), each using ``cores // workers``
     torch threads; requests that arrive together are encoded in one batch of up to ``max_batch``."""
     from conba.index.defaults import default_index_dir
 
     folder = Path(default_index_dir(index_dir))
     limits = limits or Limits()
-    cores = default_workers()
-    workers = workers or cores
+    import torch
+
+    cores = max(1, torch.get_num_threads())
+    workers = workers or default_workers(cores)
     the_model, name = resolve_model(folder, model)
     the_model.eval()
 
