@@ -8,7 +8,7 @@ import sys
 import click
 
 from conba.cli.common import friendly_errors, load
-from conba.cli.options import model_option, view_option
+from conba.cli.options import engine_option, model_option, view_option
 
 
 @click.command("encode")
@@ -17,9 +17,7 @@ from conba.cli.options import model_option, view_option
 @click.option("-l", "--language", default=None,
               help="Language of a plain code file (default: from its extension) or stdin snippet.")
 @click.option("-b", "--batch-size", default=32, show_default=True)
-@click.option("--engine", type=click.Choice(["torch", "onnx", "onnx-fp32"]), default="torch", show_default=True,
-              help="Inference engine: onnx = ONNX Runtime with int8 weights (faster on CPU, cosine ~0.998 to "
-                   "torch; needs pip install 'conba[onnx]'), onnx-fp32 = ONNX Runtime, same vectors as torch.")
+@engine_option
 @view_option
 @click.option("--plain", is_flag=True, help="Human-readable output (id, language, first dimensions).")
 @friendly_errors

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import click
 
 from conba.cli.common import MODEL_ENV, friendly_errors, show_progress
-from conba.cli.options import model_option, view_option
+from conba.cli.options import engine_option, model_option, view_option
 from conba.index.defaults import DEFAULT_INDEX_DIR, INDEX_ENV, default_index_dir
 
 
@@ -44,6 +44,9 @@ def parse_size(value: str) -> int:
 @index_option
 @model_option
 @view_option
+@engine_option(default=None, help="Recorded in the index: search and serve encode queries with it, and "
+                                  "vectors of two engines never mix. Default: the index's engine (torch for a "
+                                  "new index).")
 @click.option("--max-file-size", default="1MB", show_default=True, metavar="SIZE",
               help="Skip source files larger than this (e.g. 500KB, 2MB).")
 @click.option("-b", "--batch-size", default=32, show_default=True, help="Snippets per encoder batch.")
@@ -56,8 +59,9 @@ def parse_size(value: str) -> int:
               help="Encode on a Ray cluster (put it after PATHS): ADDRESS, or alone for $RAY_ADDRESS, a running "
                    "local cluster or a new local one. Needs: pip install 'conba[ray]'.")
 @friendly_errors
-def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view: str | None, max_file_size: str,
-          batch_size: int, rebuild: bool, wait: bool, verbose: bool, as_json: bool, ray_address: str | None) -> None:
+def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view: str | None, engine: str | None,
+          max_file_size: str, batch_size: int, rebuild: bool, wait: bool, verbose: bool, as_json: bool,
+          ray_address: str | None) -> None:
     """Index the functions of a codebase for `conba search` and `conba clones`.
 
     Walks PATHS (files or folders), respecting .gitignore and skipping vendored (node_modules,
@@ -76,6 +80,7 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
       conba index src/ lib/ --index /tmp/idx
       conba index . --model path/to/model --rebuild
       conba index . --view code --rebuild    # the model sees functions without comments and imports
+      conba index . --engine onnx --index /tmp/fast    # int8 ONNX Runtime: faster on CPU
       conba index /srv/monorepo --ray                  # encode on Ray (local or $RAY_ADDRESS)
       conba index /srv/monorepo --ray ray://head:10001  # encode on a Ray cluster
     """
@@ -96,7 +101,8 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
     def waiting(pid: str) -> None:
         click.echo(f"{folder}: waiting for another `conba index` (pid {pid}) to finish...", err=True)
 
-    with Index(folder, model=resolve_model(model), rebuild=rebuild, wait=wait, on_wait=waiting, view=view) as idx:
+    with Index(folder, model=resolve_model(model), rebuild=rebuild, wait=wait, on_wait=waiting, view=view,
+               engine=engine) as idx:
         report = idx.add(list(paths), max_file_size=size, batch_size=batch_size, show_progress=show_progress(),
                          encoder=encoder)
     if as_json:
@@ -105,7 +111,7 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
     click.echo(f"Indexed {report.units_total} functions from {report.files_seen} files in "
                f"{report.seconds:.1f} s: {report.files_changed} files changed, {report.units_encoded} "
                f"functions encoded, {report.units_reused} reused, {report.files_removed} files removed "
-               f"-> {folder}")
+               f"-> {folder}" + (f" (engine {report.engine})" if report.engine != "torch" else ""))
     if report.view != "raw" and report.units_encoded:
         click.echo(f"View {report.view}: {report.view_fallbacks} of {report.units_encoded} encoded functions "
                    "fell back to raw (no grammar or no usable parse)")

@@ -106,7 +106,14 @@ def onnx_encoder(model, engine: str, prune: bool) -> OnnxEncoder:
     if enc is None:
         directory = export_dir(model, quantize=engine == "onnx", prune=prune)
         if not (directory / MANIFEST).exists():
-            export_onnx(model, directory, quantize=engine == "onnx", prune=prune)
+            # processes sharing the cache (Ray actors of one node, parallel jobs) export once, instead of
+            # replacing each other's folder; filelock is a maintained, cross-platform lock file
+            from filelock import FileLock
+
+            directory.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(directory) + ".lock"):
+                if not (directory / MANIFEST).exists():
+                    export_onnx(model, directory, quantize=engine == "onnx", prune=prune)
         enc = OnnxEncoder(directory)
         model._engines[key] = enc
     return enc

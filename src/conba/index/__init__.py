@@ -18,6 +18,7 @@ from conba.index.defaults import DEFAULT_INDEX_DIR, INDEX_ENV, default_index_dir
 from conba.index.errors import (
     CodeIndexError,
     CorruptIndexError,
+    EngineMismatchError,
     IncompleteIndexError,
     IndexBusyError,
     ModelMismatchError,
@@ -31,8 +32,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_INDEX_DIR", "DEFAULT_THRESHOLD", "INDEX_ENV", "AddReport", "CloneClass", "ClonePair", "CodeIndexError",
-    "CompareResult", "CorruptIndexError", "Hit", "IncompleteIndexError", "Index", "IndexBusyError",
-    "ModelMismatchError", "SourceError", "Unit", "compare", "compare_files", "default_index_dir", "resolve_threshold",
+    "CompareResult", "CorruptIndexError", "EngineMismatchError", "Hit", "IncompleteIndexError", "Index",
+    "IndexBusyError", "ModelMismatchError", "SourceError", "Unit", "compare", "compare_files", "default_index_dir",
+    "resolve_threshold",
 ]
 
 

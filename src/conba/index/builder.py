@@ -85,8 +85,9 @@ def scan(store: Store, paths: Iterable[str | os.PathLike], report: AddReport,
 
 def encode_missing(store: Store, model: Any, report: AddReport, batch_size: int = 32,
                    commit_every: int | None = None, show_progress: bool = False,
-                   on_batch: Callable[[int], None] | None = None) -> None:
-    """Embed every unit content that has no vector yet, committing every ``commit_every``."""
+                   on_batch: Callable[[int], None] | None = None, engine: str = "torch") -> None:
+    """Embed every unit content that has no vector yet with ``engine`` (torch, onnx, onnx-fp32),
+    committing every ``commit_every``."""
     commit_every = commit_every or int(os.environ.get("CONBA_INDEX_COMMIT_EVERY", COMMIT_EVERY))
     delay = float(os.environ.get("CONBA_INDEX_TEST_DELAY", "0") or 0)
     missing = store.missing_vectors()
@@ -108,10 +109,10 @@ def encode_missing(store: Store, model: Any, report: AddReport, batch_size: int 
                 codes, stats = apply_views(codes, langs, view)
                 report.view_fallbacks += stats.fallbacks
                 vecs = model.encode(codes, languages=langs, batch_size=batch_size, show_progress_bar=False,
-                                    normalize=True, view="raw")
+                                    normalize=True, view="raw", engine=engine)
             else:
                 vecs = model.encode(codes, languages=langs, batch_size=batch_size, show_progress_bar=False,
-                                    normalize=True)
+                                    normalize=True, engine=engine)
             store.add_vectors([h for h, _, _ in chunk], vecs)
             bar.update(len(chunk))
             if on_batch is not None:

@@ -17,6 +17,10 @@ class ModelMismatchError(CodeIndexError):
     """The index was built with a different model than the one in use."""
 
 
+class EngineMismatchError(ModelMismatchError):
+    """The index was built with another inference engine (torch, onnx, onnx-fp32): its vectors differ."""
+
+
 class CorruptIndexError(CodeIndexError):
     """An index file is corrupted, truncated or inconsistent."""
 

@@ -4,10 +4,10 @@ A folder (default ``.conba-index``, env ``CONBA_INDEX``) holds::
 
     index.sqlite     files, functions (file, qualified name, lines, language, hash, code), embeddings
     vectors.faiss    FAISS index over the embeddings (rebuilt from SQLite after each add)
-    manifest.json    model name + fingerprint, input view, dimension, clone threshold, vector count and checksum
+    manifest.json    model name + fingerprint, input view, engine, dimension, clone threshold, vector count, checksum
     index.lock       held (flock) by the one process writing the index; see :mod:`conba.index.lock`
 
->>> idx = Index(".conba-index", model="default")
+>>> idx = Index(".conba-index", model="default")   # engine="onnx": int8 ONNX Runtime, faster on CPU
 >>> idx.add(["src/"])
 >>> idx.search("def gcd(a, b): ...", k=5, language="java")
 >>> idx.clones(cross_language_only=True)
@@ -27,7 +27,7 @@ import numpy as np
 
 from conba.data.records import DataError
 from conba.errors import ConfigError
-from conba.index import builder
+from conba.index import builder, identity
 from conba.index import vectors as vec
 from conba.index.clone_report import CloneReport, find_clones
 from conba.index.defaults import DEFAULT_INDEX_DIR, INDEX_ENV, default_index_dir
@@ -36,40 +36,19 @@ from conba.index.errors import (
     CorruptIndexError,
     IncompleteIndexError,
     IndexBusyError,
-    ModelMismatchError,
     SourceError,
 )
 from conba.index.filters import DEFAULT_MAX_FILE_SIZE
+from conba.index.identity import DEFAULT_ENGINE, FORMAT_VERSION, failure_reason, model_label
 from conba.index.lock import IndexLock, holder
 from conba.index.records import AddReport, CloneClass, Hit, Unit
 from conba.index.search import filtered_search
 from conba.index.store import Store
-from conba.index.threshold import model_clone_threshold, resolve_threshold
+from conba.index.threshold import resolve_threshold
 from conba.utils.io import read_json, write_json_atomic
 
 __all__ = ["DEFAULT_INDEX_DIR", "INDEX_ENV", "Index", "default_index_dir"]
 DB_NAME, VECTORS_NAME, MANIFEST_NAME = "index.sqlite", "vectors.faiss", "manifest.json"
-FORMAT_VERSION = 1
-
-
-def failure_reason(exc: BaseException) -> str:
-    """One line saying why an indexing run failed (the error's own message names the file at fault)."""
-    from conba.errors import ConbaError
-
-    if isinstance(exc, ConbaError):
-        text = str(exc)
-    elif isinstance(exc, OSError) and exc.filename is not None:
-        text = f"{os.fsdecode(exc.filename)}: {exc.strerror or exc}"
-    else:
-        text = f"{type(exc).__name__}: {exc}"
-    return " ".join(text.split())
-
-
-def _model_label(model: Any) -> str | None:
-    """What to store as the model's name: an absolute path for folders, else the name as given."""
-    if not isinstance(model, (str, os.PathLike)):
-        return None
-    return os.path.abspath(model) if os.path.exists(model) else str(model)
 
 
 class Index:
@@ -77,6 +56,9 @@ class Index:
     when omitted, the model the index was built with is used (``default`` for a new index).
     ``view`` overrides the model's input view (:mod:`conba.syntax.view`); it is part of the
     model's embedding fingerprint, so an index refuses a model with another view.
+    ``engine`` (torch, onnx, onnx-fp32; :mod:`conba.engine`) encodes units and queries; it is recorded
+    with a new index (default torch), and an index refuses another engine's vectors
+    (:class:`EngineMismatchError`); when omitted, the engine the index was built with is used.
 
     Writing (``add``, ``rebuild``) takes the folder's lock: while another process writes the same
     index this raises :class:`IndexBusyError`, or with ``wait=True`` waits for it (calling
@@ -84,7 +66,8 @@ class Index:
 
     def __init__(self, path: str | os.PathLike | None = None, model: Any = None, *, create: bool = True,
                  rebuild: bool = False, hnsw_above: int = vec.HNSW_ABOVE, wait: bool = False,
-                 on_wait: Callable[[str], None] | None = None, view: str | None = None):
+                 on_wait: Callable[[str], None] | None = None, view: str | None = None,
+                 engine: str | None = None):
         self.path = Path(default_index_dir(path))
         self.hnsw_above = hnsw_above
         if self.path.exists() and not self.path.is_dir():
@@ -104,12 +87,15 @@ class Index:
             self.path.mkdir(parents=True, exist_ok=True)
         self.store = Store(self.path / DB_NAME)
         self._view = view
+        self._engine = None if engine is None else identity.check_engine(engine)
         self._model: Any = None if isinstance(model, (str, os.PathLike)) or model is None else model
         if self._model is not None and view is not None:
             self._model.view = view
-        self._model_name = _model_label(model)
+        self._model_name = model_label(model)
         self._faiss: Any = None
         try:
+            if self._engine is not None:
+                self._db(identity.check_engine_matches, self.path, self.store, self._engine)
             if self._model is not None:
                 self._check_model(self._model)
             elif model is not None:
@@ -187,26 +173,18 @@ class Index:
         return self._model
 
     def _check_model(self, model: Any) -> None:
-        fingerprint = model.embedding_fingerprint()  # a pruned model's vectors differ from the exact ones
-        stored = self._db(self.store.get_meta, "fingerprint")
-        calibrated = getattr(model, "clone_threshold", None)
-        clone_t = None if not calibrated else str(model_clone_threshold(model))
-        if stored is None:
-            self._db(self.store.set_meta, fingerprint=fingerprint, model=self._model_name, dim=str(model.dim),
-                     threshold=None if model.threshold is None else str(model.threshold),
-                     view=getattr(model, "view", "raw"), clone_threshold=clone_t,
-                     format_version=str(FORMAT_VERSION))
-        elif stored == fingerprint:
-            if clone_t is not None and self._db(self.store.get_meta, "clone_threshold") != clone_t:
-                self._db(self.store.set_meta, clone_threshold=clone_t)  # the model was calibrated since
-        else:
-            built = self._db(self.store.get_meta, "model") or "?"
-            built_view = self._db(self.store.get_meta, "view") or "raw"
-            using, using_view = self._model_name or "the given model", getattr(model, "view", "raw")
-            raise ModelMismatchError(
-                f"{self.path}: index was built with model '{built}', view {built_view} (fingerprint {stored}), "
-                f"not '{using}', view {using_view} ({fingerprint}); pass --model {built} --view {built_view}, "
-                "or re-index with --rebuild")
+        self._db(identity.check_model, self.path, self.store, model, self._model_name, self.engine)
+
+    @property
+    def engine(self) -> str:
+        """The engine that encodes units and queries: the one given, else the index's, else torch."""
+        return self._engine or self._db(identity.stored_engine, self.store) or DEFAULT_ENGINE
+
+    def _encoding_model(self) -> Any:
+        """The model, checked to run on :attr:`engine` (onnxruntime installed, no prefix codes)."""
+        model = self.model  # checks the fingerprint before touching anything
+        identity.require_engine(model, self.engine)
+        return model
 
     @property
     def threshold(self) -> float | None:
@@ -226,7 +204,7 @@ class Index:
         stays the single writer."""
         paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
         t0 = time.perf_counter()
-        model = self.model  # checks the fingerprint before touching anything
+        model = self._encoding_model()
         self._lock.acquire(wait=self._wait, on_wait=self._on_wait)
         try:
             report = self._add(paths, model, max_file_size, batch_size, commit_every, show_progress, encoder)
@@ -241,7 +219,7 @@ class Index:
 
     def _add(self, paths: list, model: Any, max_file_size: int, batch_size: int, commit_every: int | None,
              show_progress: bool, encoder: Callable[..., None] | None = None) -> AddReport:
-        report = AddReport()
+        report = AddReport(engine=self.engine)
         previous = self._db(self.store.get_meta, "state")
         self._db(self.store.set_meta, state="building")
         try:
@@ -252,7 +230,7 @@ class Index:
             raise
         report.vectors_repaired = self._db(self.store.drop_corrupt_vectors)  # re-encoded just below
         self._db(encoder or builder.encode_missing, self.store, model, report, batch_size=batch_size,
-                 commit_every=commit_every, show_progress=show_progress)
+                 commit_every=commit_every, show_progress=show_progress, engine=self.engine)
         report.units_reused = max(0, changed - report.units_encoded)
         self._finalize()
         report.units_total = len(self)
@@ -277,7 +255,7 @@ class Index:
             "format": "conba-index", "format_version": FORMAT_VERSION,
             "model": self._db(self.store.get_meta, "model"),
             "fingerprint": self._db(self.store.get_meta, "fingerprint"),
-            "view": self._db(self.store.get_meta, "view") or "raw", "dim": dim,
+            "view": self._db(self.store.get_meta, "view") or "raw", "engine": self.engine, "dim": dim,
             "threshold": self.threshold, "count": int(len(ids)), "kind": kind,
             "vectors": VECTORS_NAME, "sha256": sha,
         }
@@ -311,6 +289,7 @@ class Index:
         if manifest.get("fingerprint") != self._db(self.store.get_meta, "fingerprint"):
             raise CorruptIndexError(f"{self.path / MANIFEST_NAME}: manifest does not match the database; "
                                     "re-run `conba index` to rebuild it")
+        manifest.setdefault("engine", DEFAULT_ENGINE)  # written before the engine was recorded
         return manifest
 
     def _vectors(self) -> Any:
@@ -335,7 +314,8 @@ class Index:
         if self._vectors().ntotal == 0:
             return []
         qlang = normalize_language(query_language) if query_language else ""
-        query = self.model.encode([code], languages=[qlang], show_progress_bar=False)
+        query = self._encoding_model().encode([code], languages=[qlang], show_progress_bar=False,
+                                              engine=self.engine)
         return self.search_vectors(query, k=k, language=language)[0]
 
     def search_vectors(self, queries: np.ndarray, k: int = 10, language: str | None = None) -> list[list[Hit]]:
@@ -385,7 +365,7 @@ class Index:
     def stats(self) -> dict[str, Any]:
         return {"path": str(self.path), "files": self._db(self.store.count_files), "functions": len(self),
                 "languages": self._db(self.store.languages), "model": self.model_name,
-                "view": self._db(self.store.get_meta, "view") or "raw",
+                "view": self._db(self.store.get_meta, "view") or "raw", "engine": self.engine,
                 "fingerprint": self._db(self.store.get_meta, "fingerprint"), "threshold": self.threshold}
 
     def delete(self) -> None:

@@ -9,7 +9,9 @@ arrives. Killing the driver loses at most the blocks in flight; the next run enc
 
 Actors load the model by name (``default``, ``zero-shot``, an HF name); a model folder on the
 driver is shipped to them through the object store, so workers need conba but not the folder.
-Each actor checks that its model's embedding fingerprint equals the driver's. Optional:
+Each actor checks that its model's embedding fingerprint equals the driver's and encodes with the
+index's engine (``--engine``): torch runs one actor per GPU when there are GPUs; the ONNX engines run
+on CPU (ONNX Runtime's CPU provider), so they always get CPU actors. Optional:
 ``pip install 'conba[ray]'``; imported only with ``--ray``. Glossary: n units, d embedding size.
 """
 
@@ -63,9 +65,10 @@ def model_source(name: str, fingerprint: str) -> ModelSource:
 class EncodeActor:
     """One model per Ray actor; ``__call__`` embeds a batch {hash, language, code} -> {hash, vector, pid}."""
 
-    def __init__(self, source: ModelSource, batch_size: int, threads: int):
+    def __init__(self, source: ModelSource, batch_size: int, threads: int, engine: str = "torch"):
         import torch
 
+        from conba.index.identity import require_engine
         from conba.model import load_model
 
         torch.set_num_threads(max(1, threads))
@@ -77,17 +80,19 @@ class EncodeActor:
                 (folder / rel).write_bytes(data)
             name = str(folder)
         self.model = load_model(name)
-        if torch.cuda.is_available():
+        require_engine(self.model, engine)
+        if torch.cuda.is_available() and engine == "torch":
             self.model.to("cuda")
         got = self.model.embedding_fingerprint()
         if got != source.fingerprint:
             raise RuntimeError(f"Ray worker loaded model '{source.name}' with fingerprint {got}, the driver's is "
                                f"{source.fingerprint}: install the same conba version on every node")
-        self.batch_size = batch_size
+        self.batch_size, self.engine = batch_size, engine
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         vectors = self.model.encode([str(c) for c in batch["code"]], languages=[str(x) for x in batch["language"]],
-                                    batch_size=self.batch_size, show_progress_bar=False, normalize=True)
+                                    batch_size=self.batch_size, show_progress_bar=False, normalize=True,
+                                    engine=self.engine)
         return {"hash": batch["hash"], "vector": np.asarray(vectors, dtype=np.float32),
                 "pid": np.full(len(vectors), os.getpid(), dtype=np.int64)}
 
@@ -118,10 +123,10 @@ class RayEncoder:
         logging.getLogger("ray.data").setLevel(logging.WARNING)
         return ray
 
-    def _pool(self, ray: Any, blocks: int) -> tuple[int, dict[str, float], int]:
-        """(actors, resources per actor, torch threads per actor) for the cluster's CPUs / GPUs."""
+    def _pool(self, ray: Any, blocks: int, engine: str = "torch") -> tuple[int, dict[str, float], int]:
+        """(actors, resources per actor, threads per actor) for the cluster's CPUs / GPUs (GPUs: torch only)."""
         resources = ray.cluster_resources()
-        gpus = int(resources.get("GPU", 0))
+        gpus = int(resources.get("GPU", 0)) if engine == "torch" else 0
         if gpus:
             size, per_actor, threads = gpus, {"num_gpus": 1, "num_cpus": 1}, 1
         else:
@@ -134,7 +139,7 @@ class RayEncoder:
 
     def __call__(self, store: Store, model: Any, report: AddReport, batch_size: int = 32,
                  commit_every: int | None = None, show_progress: bool = False,
-                 on_batch: Callable[[int], None] | None = None) -> None:
+                 on_batch: Callable[[int], None] | None = None, engine: str = "torch") -> None:
         from conba.index.builder import COMMIT_EVERY
 
         commit_every = commit_every or int(os.environ.get("CONBA_INDEX_COMMIT_EVERY", COMMIT_EVERY))
@@ -147,6 +152,8 @@ class RayEncoder:
         if not name:
             raise CodeIndexError("--ray needs a model name or folder (an in-memory model cannot be shipped)")
         source = model_source(name, model.embedding_fingerprint())
+        if engine != "torch":  # export on the driver first: actors of this node find it in the cache
+            model.encode(["x"], show_progress_bar=False, engine=engine)
         ray = self.connect()
         import pyarrow as pa
 
@@ -154,9 +161,10 @@ class RayEncoder:
         tables = [pa.table({"hash": [h for h, _, _ in chunk], "language": [lang for _, lang, _ in chunk],
                             "code": [c for _, _, c in chunk]})
                   for chunk in (missing[i:i + commit_every] for i in range(0, len(missing), commit_every))]
-        self.actors, per_actor, threads = self._pool(ray, len(tables))
+        self.actors, per_actor, threads = self._pool(ray, len(tables), engine)
         ds = ray.data.from_arrow(tables).map_batches(
-            EncodeActor, fn_constructor_kwargs={"source": source, "batch_size": batch_size, "threads": threads},
+            EncodeActor, fn_constructor_kwargs={"source": source, "batch_size": batch_size, "threads": threads,
+                                                "engine": engine},
             batch_size=None, batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=self.actors), **per_actor)
         from tqdm.auto import tqdm
 

@@ -111,6 +111,7 @@ class AddReport:
     seconds: float = 0.0
     view: str = "raw"              # the model's input view (conba.syntax.view)
     view_fallbacks: int = 0        # encoded units the view could not handle, so they went in raw
+    engine: str = "torch"          # the inference engine of the index's vectors (conba.engine)
 
     def skip_summary(self) -> str:
         if not self.skipped:

@@ -45,6 +45,7 @@ class ServeState:
     token: str | None
     threads: int                     # torch intra-op threads per encoding worker
     reload_interval: float
+    engine: str = "torch"            # the index's inference engine: queries are encoded with it
     started: float = field(default_factory=time.time)
 
     @property
@@ -52,14 +53,14 @@ class ServeState:
         return getattr(self.model, "view", "raw")
 
 
-def _stored_model_name(index_dir: Path) -> str | None:
-    """The model an existing index was built with (None when there is no index yet)."""
+def _stored(index_dir: Path) -> tuple[str | None, str | None]:
+    """(model, engine) an existing index was built with; (None, None) when there is no index yet."""
     if not (index_dir / "index.sqlite").exists():
-        return None
+        return None, None
     from conba.index import Index
 
     with Index(index_dir, create=False) as idx:
-        return idx.model_name
+        return idx.model_name, idx.engine
 
 
 def resolve_model(index_dir: Path, model: Any) -> tuple[Any, str]:
@@ -68,7 +69,7 @@ def resolve_model(index_dir: Path, model: Any) -> tuple[Any, str]:
         return model, getattr(model, "name", None) or "(in memory)"
     from conba.model import load_model
 
-    name = str(model) if model is not None else (_stored_model_name(index_dir) or "default")
+    name = str(model) if model is not None else (_stored(index_dir)[0] or "default")
     return load_model(name), name
 
 
@@ -89,8 +90,10 @@ def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *,
                limits: Limits | None = None, workers: int | None = None, reload_interval: float = 1.0,
                max_batch: int = 64) -> FastAPI:
     """Build the app. ``model``: a ConbaModel, a name/folder, or None for the one the index was built
-    with. ``workers`` encoding threads (default: half the physical cores), each using ``cores // workers``
-    torch threads; requests that arrive together are encoded in one batch of up to ``max_batch``."""
+    with. Queries (and ``/encode``, ``/compare``) use the engine the index records (torch without an
+    index), so query and index vectors come from the same engine. ``workers`` encoding threads
+    (default: half the physical cores), each using ``cores // workers`` torch threads; requests that
+    arrive together are encoded in one batch of up to ``max_batch``."""
     from conba.index.defaults import default_index_dir
 
     folder = Path(default_index_dir(index_dir))
@@ -101,14 +104,15 @@ def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *,
     workers = workers or default_workers(cores)
     the_model, name = resolve_model(folder, model)
     the_model.eval()
+    engine = _stored(folder)[1] or "torch"
 
     def encode(codes: list[str], languages: list[str]) -> Any:
-        return the_model.encode(codes, languages=languages, batch_size=32, show_progress_bar=False)
+        return the_model.encode(codes, languages=languages, batch_size=32, show_progress_bar=False, engine=engine)
 
     state = ServeState(model=the_model, model_name=name, fingerprint=the_model.embedding_fingerprint(),
-                       holder=IndexHolder(folder, the_model), batcher=EncodeBatcher(encode, workers, max_batch),
-                       limits=limits, token=token or None, threads=max(1, cores // workers),
-                       reload_interval=reload_interval)
+                       holder=IndexHolder(folder, the_model, engine),
+                       batcher=EncodeBatcher(encode, workers, max_batch), limits=limits, token=token or None,
+                       threads=max(1, cores // workers), reload_interval=reload_interval, engine=engine)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -60,11 +60,13 @@ class Snapshot:
 
 
 class IndexHolder:
-    """The current snapshot of the index at ``path``, for a server that encodes with ``model``."""
+    """The current snapshot of the index at ``path``, for a server that encodes with ``model`` on
+    ``engine``: an index re-built with another model or engine is refused (``/health`` says why)."""
 
-    def __init__(self, path: str | os.PathLike, model: Any):
+    def __init__(self, path: str | os.PathLike, model: Any, engine: str | None = None):
         self.path = Path(path)
         self.model = model
+        self.engine = engine
         self.snapshot: Snapshot | None = None
         self.error: str | None = None       # why there is no (newer) snapshot, for /health
         self.generation = 0
@@ -103,7 +105,7 @@ class IndexHolder:
     def _open(self, stamp: tuple[int, int, int]) -> Snapshot | None:
         from conba.index import Index
 
-        idx = Index(self.path, model=self.model, create=False)
+        idx = Index(self.path, model=self.model, create=False, engine=self.engine)
         try:
             idx.store.db.execute("BEGIN")  # deferred: the first read below fixes the view of the database
             manifest = idx.manifest()      # raises unless the database says "ready"

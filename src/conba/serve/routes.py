@@ -125,7 +125,8 @@ def router(state: ServeState) -> APIRouter:
             raise HTTPException(422, f"languages: {len(given)} given for {len(req.snippets)} snippets")
         langs = [check_language(x, f"languages[{i}]") or "" for i, x in enumerate(given)]
         vectors = await state.batcher.encode(req.snippets, langs)
-        return {"dim": int(vectors.shape[1]), "fingerprint": state.fingerprint, "vectors": vectors.tolist()}
+        return {"dim": int(vectors.shape[1]), "fingerprint": state.fingerprint, "engine": state.engine,
+                "vectors": vectors.tolist()}
 
     @api.get("/clones", response_model=ClonesResponse, response_model_exclude_none=True, tags=["clones"])
     async def clones(threshold: str = Query("auto", description="A number in [-1, 1], or 'auto'."),
@@ -157,7 +158,7 @@ def router(state: ServeState) -> APIRouter:
 
     @api.get("/health", tags=["health"])
     async def health() -> dict[str, Any]:
-        """Model fingerprint and view, index size and snapshot, limits, batching counters."""
+        """Model fingerprint, view and engine, index size and snapshot, limits, batching counters."""
         from conba import __version__
 
         try:
@@ -170,7 +171,7 @@ def router(state: ServeState) -> APIRouter:
         m = state.model
         return {"status": "ok", "version": __version__,
                 "model": {"name": state.model_name, "fingerprint": state.fingerprint, "view": state.view,
-                          "dim": int(m.dim), "threshold": m.threshold},
+                          "engine": state.engine, "dim": int(m.dim), "threshold": m.threshold},
                 "index": index, "limits": limits.to_dict(), "workers": state.batcher.workers,
                 "threads_per_worker": state.threads, "batching": state.batcher.stats.to_dict()}
 

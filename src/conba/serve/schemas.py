@@ -66,6 +66,7 @@ class EncodeRequest(_Request):
 class EncodeResponse(BaseModel):
     dim: int
     fingerprint: str = Field(description="Identity of the model's vectors (equal fingerprints, equal vectors).")
+    engine: str = Field("torch", description="Inference engine (the index's): torch, onnx (int8) or onnx-fp32.")
     vectors: list[list[float]] = Field(description="L2-normalised embeddings, one per snippet, in order.")
 
 
