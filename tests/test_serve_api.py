@@ -208,3 +208,18 @@ def test_no_index_yet_then_picked_up(tmp_path, tiny_model, index_dir):
         assert "no index" in c.get("/health").json()["index"]["error"]
         shutil.copytree(index_dir, folder)
         assert c.post("/search", json={"code": GCD}).status_code == 200
+
+
+def test_serving_an_index_built_with_another_view_uses_that_view(tmp_path, tiny_model):
+    from conba.index import Index
+    from conba.model import load_model
+    from conba.serve import create_app
+
+    assert getattr(load_model(tiny_model), "view", "raw") != "code"
+    with Index(tmp_path / "idx", model=tiny_model, view="code") as idx:
+        idx.add([EXAMPLE / "python"] if (EXAMPLE / "python").is_dir() else [EXAMPLE])
+    with TestClient(create_app(tmp_path / "idx", reload_interval=0)) as c:
+        health = c.get("/health").json()
+        assert health["model"]["view"] == "code"
+        hits = c.post("/search", json={"code": GCD, "k": 3}).json()
+    assert len(hits["hits"]) == 3

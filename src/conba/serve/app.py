@@ -69,7 +69,12 @@ def resolve_model(index_dir: Path, model: Any) -> tuple[Any, str]:
         return model, getattr(model, "name", None) or "(in memory)"
     from conba.model import load_model
 
-    name = str(model) if model is not None else (_stored(index_dir)[0] or "default")
+    if model is None and (index_dir / "index.sqlite").exists():
+        from conba.index import Index
+
+        with Index(index_dir, create=False) as idx:  # the index's model with the view it was built with
+            return idx.model, idx.model_name or "default"
+    name = str(model) if model is not None else "default"
     return load_model(name), name
 
 
