@@ -131,6 +131,12 @@ def test_fair_end_to_end_budgets_backbone_repo_and_resume(data_dir, tmp_path, ti
     assert "training ->" not in again.output and "[fair" not in again.output
     assert json.loads(before) == json.loads((tmp_path / "fair" / "fair_runs.json").read_text())
 
+    # --report-only with another seed list trains nothing and reports what finished
+    only = _run(*args, "--seeds", "0,1,2", "--report-only")
+    assert only.exit_code == 0, only.output
+    assert "training ->" not in only.output
+    assert all(r["seeds"] == 2 for r in json.loads((tmp_path / "fair" / "fair.json").read_text())["rows"].values())
+
 
 def test_prefix_rows_run_only_with_prefix_seeds(data_dir, tmp_path, tiny_backbone, tiny_model):
     base = [*_base(data_dir, tmp_path, tiny_backbone, tiny_model), "--rows", "linear+prefix", "--budgets", "steps",

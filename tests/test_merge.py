@@ -76,3 +76,23 @@ def test_merge_cli(pair, tmp_path):
     assert viewed.view == "code" and viewed.embedding_fingerprint() != out.embedding_fingerprint()
     bad = CliRunner().invoke(cli, ["merge", str(src), "-a", "2", "-o", str(tmp_path / "x")])
     assert bad.exit_code != 0 and "alpha" in bad.output.lower()
+
+
+def test_merge_cli_head_none_mean_pools_the_merged_backbone(pair, tmp_path):
+    from click.testing import CliRunner
+
+    from conba.cli.main import cli
+    from conba.model import load_model
+
+    tuned, base = pair
+    src = tuned.save(tmp_path / "tuned", storage="full")
+    res = CliRunner().invoke(cli, ["merge", str(src), "-a", "0.5", "-o", str(tmp_path / "nohead"), "--head", "none"])
+    assert res.exit_code == 0, res.output
+    out = load_model(tmp_path / "nohead")
+    assert out.head.config.kind == "none"
+    merged = merge(tuned, base, 0.5)
+    expected = ConbaModel(merged.backbone, out.head).encode(CODES)  # the merged backbone, mean-pooled
+    assert np.allclose(out.encode(CODES), expected, atol=1e-6)
+    assert not np.allclose(out.encode(CODES), merged.encode(CODES), atol=1e-3)  # the linear head did matter
+    bad = CliRunner().invoke(cli, ["merge", str(src), "-a", "0.5", "-o", str(tmp_path / "y"), "--head", "mlp"])
+    assert bad.exit_code == 2

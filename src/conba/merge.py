@@ -57,3 +57,17 @@ def merge(finetuned: ConbaModel, base: ConbaModel | None = None, alpha: float = 
     out.clone_threshold = None
     out.pruner = None  # a pruner was trained for the fine-tuned weights, not the merge
     return out
+
+
+def drop_head(model: ConbaModel) -> ConbaModel:
+    """``model`` with its head replaced by plain masked-mean pooling (kind ``none``), in place.
+
+    The shipped default is the α 0.5 merge read this way: the merged linear head, tuned together with
+    the contest-tuned backbone, cost 8 points of MAP@R on real repositories and 2 on atcoder_dev
+    (docs/BENCHMARKS.md, "The shipped default model")."""
+    from conba.heads.prefix import require_no_prefix
+
+    require_no_prefix(model.head, "dropping the head")
+    model.head = build_head(HeadConfig(kind="none", dim=model.backbone.hidden_size))
+    model.info = {**model.info, "head_dropped": True}
+    return model

@@ -324,12 +324,13 @@ def all_cmd(skip: str | None, **opts) -> None:
 @click.option("--repo-groups", type=_FILE, default=None, help="Its groups file (groups.jsonl).")
 @click.option("--prefix-seeds", type=int, default=0, show_default=True,
               help="Seeds for the prefix-code rows (they run the whole backbone per step; 0 = skip them).")
+@click.option("--report-only", is_flag=True, help="Train nothing: write the report from the finished runs.")
 @friendly_errors
 @_examples("  conba experiment fair -d ../shared/data -o docs/experiments/fair --repo-index IDX \\\n"
            "      --repo-groups ../shared/data/algorithms_dev/groups.jsonl --max-length 512 --head-tokens 128")
 def fair_cmd(rows: str | None, budgets: str, fair_steps: int, fair_seconds: float, epoch_steps: int, view: str,
              backbone_from: str, repo_index: Path | None, repo_groups: Path | None, prefix_seeds: int,
-             **opts) -> None:
+             report_only: bool, **opts) -> None:
     """Every head on one frozen backbone at equal steps and equal seconds, ≥ 3 seeds, curated + real code."""
     from conba.cli.common import show_progress
     from conba.experiments.data import prepare
@@ -354,5 +355,5 @@ def fair_cmd(rows: str | None, budgets: str, fair_steps: int, fair_seconds: floa
     repo = load_repo_set(repo_index, repo_groups, view) if repo_index is not None else None
     runner = FairRunner(cfg, prepare(cfg, _log), steps=fair_steps, seconds=fair_seconds, epoch_steps=epoch_steps,
                         view=view, backbone_from=backbone_from, repo=repo, progress=progress, log=_log)
-    run_fair(runner, out, names, chosen_budgets, prefix_seeds, command=_command())
+    run_fair(runner, out, names, chosen_budgets, prefix_seeds, command=_command(), report_only=report_only)
     _log(f"wrote {out}/fair.md")

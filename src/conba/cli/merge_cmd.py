@@ -22,9 +22,11 @@ from conba.cli.options import out_option, view_option
 @view_option
 @click.option("--dtype", type=click.Choice(["float32", "float16"]), default="float32", show_default=True,
               help="Storage precision of the saved weights (float16 halves the folder).")
+@click.option("--head", "head", type=click.Choice(["merge", "none"]), default="merge", show_default=True,
+              help="merge: average the heads too; none: mean-pool the merged backbone (no head).")
 @friendly_errors
 def merge_cmd(finetuned: str, alpha: float, base: str | None, out: Path, max_chunks: int | None,
-              view: str | None, dtype: str) -> None:
+              view: str | None, dtype: str, head: str) -> None:
     """Average every weight of MODEL with its untuned base: alpha * MODEL + (1 - alpha) * base
     (WiSE-FT). Fine-tuning on one kind of code can cost accuracy on another; the merge keeps part of
     both (docs/BENCHMARKS.md measures the trade-off).
@@ -34,12 +36,15 @@ def merge_cmd(finetuned: str, alpha: float, base: str | None, out: Path, max_chu
       conba merge runs/my-model -a 0.5 -o runs/my-model-wise50
       conba merge default -a 0.7 -o wise70 && conba eval data.jsonl -m wise70
       conba merge default -a 0.5 --view code+docs --dtype float16 -o wise50
+      conba merge runs/tuned -a 0.5 --head none -o wise50-nohead    # how the shipped default was made
     """
-    from conba.merge import merge
+    from conba.merge import drop_head, merge
     from conba.model import load_model
 
     tuned = load_model(finetuned, prune=False)
     merged = merge(tuned, load_model(base, prune=False) if base else None, alpha)
+    if head == "none":
+        drop_head(merged)
     if max_chunks is not None:
         merged.max_chunks = max_chunks
     if view is not None:

@@ -183,10 +183,12 @@ def _steps_done(run_dir: Path) -> int:
 
 
 def run_fair(runner: FairRunner, out_dir: str | Path, rows: Sequence[str] | None = None,
-             budgets: Sequence[str] = BUDGETS, prefix_seeds: int = 0, command: str | None = None) -> dict:
+             budgets: Sequence[str] = BUDGETS, prefix_seeds: int = 0, command: str | None = None,
+             report_only: bool = False) -> dict:
     """Train and score every row with every seed under each budget; write fair.{json,md}.
 
-    Finished runs are kept in ``out_dir/fair_runs.json`` and skipped on a re-run (resumable)."""
+    Finished runs are kept in ``out_dir/fair_runs.json`` and skipped on a re-run (resumable);
+    ``report_only`` trains nothing and reports the finished runs (with the seeds each row got)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     done_path = out_dir / "fair_runs.json"
@@ -197,7 +199,7 @@ def run_fair(runner: FairRunner, out_dir: str | Path, rows: Sequence[str] | None
     t_start = time.time()
     for n, (budget, v, seed) in enumerate(jobs, 1):
         key = f"{budget}|{v.name}|{seed}"
-        if key in done:
+        if key in done or report_only:
             continue
         runner.budget = budget
         runner.log(f"[fair {n}/{len(jobs)}] {v.name}, {budget} budget, seed {seed}")
