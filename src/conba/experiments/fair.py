@@ -251,14 +251,22 @@ def _summary(done: dict, chosen: list[Variant], budgets: Sequence[str]) -> dict:
     return out
 
 
+def _backbone_words(data: dict) -> str:
+    if data["backbone_from"]:
+        return f"the weights of `{data['backbone_from']}`"
+    name = data["config"]["backbone"]
+    return f"{'the embedded all-MiniLM-L6-v2' if name == 'default' else f'`{name}`'} as downloaded (untuned)"
+
+
 def _markdown(data: dict, command: str | None) -> str:
     rows = list(data["rows"].values())
     sets = list(rows[0]["scores"]) if rows else []
     lines = [f"# Fair comparison of the heads ({len(rows)} row-budgets)", "",
              f"Command: `{command}`" if command else "", "",
-             f"Backbone: frozen, weights from `{data['backbone_from'] or data['config']['backbone']}`; "
-             f"view `{data['view']}`; budgets: {data['steps']} optimiser steps, or {data['seconds_budget']:g} s "
-             f"of training (dev checks every {data['epoch_steps']} steps included).", ""]
+             f"Backbone: frozen, {_backbone_words(data)}; view `{data['view']}`; budgets: {data['steps']} "
+             f"optimiser steps, or {data['seconds_budget']:g} s of training (dev checks every "
+             f"{data['epoch_steps']} steps included). \"train s\": wall seconds of the run (the very first run "
+             "also computed the cached backbone states).", ""]
     for name, ref in data["reference"].items():
         lines.append(f"- {name} (step 0): " + ", ".join(f"{s} {fmt(ref[s]['map_at_r'])}" for s in sets if s in ref))
     lines.append("")
