@@ -40,3 +40,15 @@ def tiny_data(tmp_path) -> tuple[Path, Path]:
     from conba.testing import make_tiny_dataset
 
     return make_tiny_dataset(tmp_path / "train.jsonl", copies=3), make_tiny_dataset(tmp_path / "dev.jsonl")
+
+
+@pytest.fixture()
+def data_dir(tmp_path) -> Path:
+    """A folder with tiny grouped tiny_train.jsonl / tiny_dev.jsonl (the experiment commands' --data)."""
+    from conba.testing import make_tiny_dataset
+
+    d = tmp_path / "data"
+    d.mkdir()
+    make_tiny_dataset(d / "tiny_train.jsonl", copies=2)
+    make_tiny_dataset(d / "tiny_dev.jsonl")
+    return d

@@ -18,17 +18,6 @@ def _in_tmp(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the default work folder (runs/experiments) is relative
 
 
-@pytest.fixture()
-def data_dir(tmp_path):
-    from conba.testing import make_tiny_dataset
-
-    d = tmp_path / "data"
-    d.mkdir()
-    make_tiny_dataset(d / "tiny_train.jsonl", copies=2)
-    make_tiny_dataset(d / "tiny_dev.jsonl")
-    return d
-
-
 def test_help_lists_subcommands_and_examples():
     res = run("--help")
     assert res.exit_code == 0

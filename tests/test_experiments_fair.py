@@ -25,17 +25,6 @@ GROUPS = [{"group": "add", "files": ["py/add.py", "js/add.js"]},
 
 
 @pytest.fixture()
-def data_dir(tmp_path):
-    from conba.testing import make_tiny_dataset
-
-    d = tmp_path / "data"
-    d.mkdir()
-    make_tiny_dataset(d / "tiny_train.jsonl", copies=2)
-    make_tiny_dataset(d / "tiny_dev.jsonl")
-    return d
-
-
-@pytest.fixture()
 def repo_index(tmp_path, tiny_model):
     from conba.index import Index
 

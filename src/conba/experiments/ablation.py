@@ -21,10 +21,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from conba.errors import ConfigError
 from conba.experiments.metrics import aggregate
 from conba.experiments.report import fmt, fmt_ms, md_table, pyplot, save_figure, settings_block, write_outputs
-from conba.experiments.runner import REFERENCE, Runner, Variant
+from conba.experiments.runner import REFERENCE, Runner, Variant, select_named
 
 VARIANTS: tuple[Variant, ...] = (
     Variant("no_conba", "no ConbaLayer: frozen backbone, mean-pooled (untrained)", head="none", trained=False),
@@ -44,13 +43,7 @@ VARIANTS: tuple[Variant, ...] = (
 
 
 def select_variants(names: Sequence[str] | None) -> list[Variant]:
-    if not names:
-        return list(VARIANTS)
-    by_name = {v.name: v for v in VARIANTS}
-    unknown = [n for n in names if n not in by_name]
-    if unknown:
-        raise ConfigError(f"unknown variant(s) {unknown}; choose from {list(by_name)}")
-    return [by_name[n] for n in names]
+    return select_named(VARIANTS, names, "variant")
 
 
 def run_ablation(runner: Runner, out_dir, variants: Sequence[str] | None = None, command: str | None = None) -> dict:

@@ -30,7 +30,7 @@ from conba.errors import ConfigError
 from conba.experiments.data import write_subset
 from conba.experiments.metrics import aggregate, mean_std, score_embeddings
 from conba.experiments.report import fmt, md_table, write_outputs
-from conba.experiments.runner import ExperimentTrainer, Runner, Variant
+from conba.experiments.runner import ExperimentTrainer, Runner, Variant, select_named
 from conba.utils.io import read_json, write_json_atomic
 
 ROWS: tuple[Variant, ...] = (
@@ -59,13 +59,7 @@ def is_prefix(v: Variant) -> bool:
 
 
 def select_rows(names: Sequence[str] | None) -> list[Variant]:
-    if not names:
-        return list(ROWS)
-    by_name = {v.name: v for v in ROWS}
-    unknown = [n for n in names if n not in by_name]
-    if unknown:
-        raise ConfigError(f"unknown row(s) {unknown}; choose from {list(by_name)}")
-    return [by_name[n] for n in names]
+    return select_named(ROWS, names, "row")
 
 
 @dataclasses.dataclass
@@ -163,6 +157,12 @@ class FairRunner(Runner):
         safe = v.name.replace(" ", "_").replace("+", "-")
         return Path(self.cfg.work) / "runs" / f"{safe}-{self.budget}-s{seed}-{digest}"
 
+    def untrained(self, v: Variant):
+        model = super().untrained(v)
+        if self._backbone_state is not None:
+            model.backbone.load_state_dict(self._backbone_state)
+        return model
+
     def make_trainer(self, tc, extra):
         trainer = ExperimentTrainer(tc, self.provider, extra["head_tokens"], extra["token_steps"],
                                     progress=self.progress, log=self.log, plot=self.cfg.run_plots)
@@ -223,14 +223,10 @@ def _reference(runner: FairRunner, out_dir: Path) -> dict:
     path = out_dir / "fair_reference.json"
     if path.exists():
         return read_json(path)
-    model = runner.untrained(Variant("identity", "untrained", head="none", trained=False))
-    if runner._backbone_state is not None:
-        model.backbone.load_state_dict(runner._backbone_state)
-    ref = {"identity start": runner.evaluate(model)}
+    ref = {"identity start": runner.evaluate(runner.untrained(Variant("identity", "untrained", head="none",
+                                                                       trained=False)))}
     if runner.cfg.head_tokens:  # what the over-tokens heads start from: the mean of their token window
         tokens = runner.untrained(Variant("tokens", "untrained", head_mode="tokens", trained=False))
-        if runner._backbone_state is not None:
-            tokens.backbone.load_state_dict(runner._backbone_state)
         ref[f"identity start, first {runner.cfg.head_tokens} tokens"] = runner.evaluate(tokens)
     write_json_atomic(path, ref)
     return ref

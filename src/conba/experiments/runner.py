@@ -13,11 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
+from conba.errors import ConfigError
 from conba.experiments.config import ExperimentConfig
 from conba.experiments.data import Prepared
 from conba.experiments.metrics import score_embeddings
@@ -59,6 +61,17 @@ class Variant:
         return HeadConfig(kind=self.head, mode=self.head_mode, use_control=self.use_control,
                           use_feedback=self.use_feedback, use_state=self.use_state,
                           languages=languages if coded else [], code_mode=self.control_codes if coded else "offset")
+
+
+def select_named(variants: Sequence[Variant], names: Sequence[str] | None, what: str) -> list[Variant]:
+    """``variants`` named in ``names`` (all of them when empty), in the order given; ConfigError on a typo."""
+    if not names:
+        return list(variants)
+    by_name = {v.name: v for v in variants}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise ConfigError(f"unknown {what}(s) {unknown}; choose from {list(by_name)}")
+    return [by_name[n] for n in names]
 
 
 # The recipe of the shipped default model: seed ConbaLayer on the pooled vector + language control codes.

@@ -53,14 +53,14 @@ class ServeState:
         return getattr(self.model, "view", "raw")
 
 
-def _stored(index_dir: Path) -> tuple[str | None, str | None]:
-    """(model, engine) an existing index was built with; (None, None) when there is no index yet."""
+def _stored_engine(index_dir: Path) -> str:
+    """The engine an existing index was built with ("torch" when there is no index yet)."""
     if not (index_dir / "index.sqlite").exists():
-        return None, None
+        return "torch"
     from conba.index import Index
 
     with Index(index_dir, create=False) as idx:
-        return idx.model_name, idx.engine
+        return idx.engine
 
 
 def resolve_model(index_dir: Path, model: Any) -> tuple[Any, str]:
@@ -109,7 +109,7 @@ def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *,
     workers = workers or default_workers(cores)
     the_model, name = resolve_model(folder, model)
     the_model.eval()
-    engine = _stored(folder)[1] or "torch"
+    engine = _stored_engine(folder)
 
     def encode(codes: list[str], languages: list[str]) -> Any:
         return the_model.encode(codes, languages=languages, batch_size=32, show_progress_bar=False, engine=engine)
