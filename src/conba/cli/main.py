@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "bench": ("conba.cli.bench_cmd", "bench", "Benchmarks (speed: conba variants vs sentence-transformers)."),
     "experiment": ("conba.cli.experiment_cmd", "experiment", "Research experiments (ablation, classifiers, ...)."),
     "merge": ("conba.cli.merge_cmd", "merge_cmd", "WiSE-FT: average a fine-tuned model's weights with its base."),
+    "distill": ("conba.cli.distill_cmd", "distill", "A shallower, faster student of a model (layer dropping)."),
     "pretrain": ("conba.cli.pretrain_cmd", "pretrain", "Continued pretraining of the backbone (MLM, RTD)."),
 }
 

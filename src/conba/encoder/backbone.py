@@ -39,11 +39,22 @@ class BackboneConfig(JsonConfig):
     name_or_path: str = EMBEDDED_NAME
     max_length: int = 256
     split_identifiers: bool = False
+    num_layers: int = 0  # 0: all of the model's layers; n: its first n (a distilled student, conba.train.distill)
 
     def checked(self) -> BackboneConfig:
         if self.max_length < 8:
             raise ConfigError(f"max_length must be >= 8, got {self.max_length}")
+        if self.num_layers < 0:
+            raise ConfigError(f"num_layers must be >= 0 (0 = all), got {self.num_layers}")
         return self
+
+    def to_dict(self) -> dict:
+        """As saved and fingerprinted; ``num_layers`` only when set, so every model saved before it
+        existed keeps its fingerprint."""
+        data = super().to_dict()
+        if not data.get("num_layers"):
+            data.pop("num_layers", None)
+        return data
 
 
 def is_embedded(name: str) -> bool:
@@ -93,6 +104,29 @@ def load_hf(name_or_path: str):
     return tokenizer, model
 
 
+def keep_layers(hf_model: nn.Module, keep: list[int]) -> nn.Module:
+    """Cut a BERT/RoBERTa-family encoder down to the transformer layers ``keep`` (in that order), in
+    place; its config's ``num_hidden_layers`` follows. Returns the model."""
+    layers = getattr(getattr(hf_model, "encoder", None), "layer", None)
+    if layers is None:
+        raise BackboneError(f"{type(hf_model).__name__} has no encoder.layer list; only BERT/RoBERTa-family "
+                            "encoders can drop layers")
+    if not keep or any(not 0 <= i < len(layers) for i in keep) or len(set(keep)) != len(keep):
+        raise ConfigError(f"layers to keep must be distinct indices in 0..{len(layers) - 1}, got {keep}")
+    hf_model.encoder.layer = nn.ModuleList([layers[i] for i in keep])
+    hf_model.config.num_hidden_layers = len(keep)
+    return hf_model
+
+
+def apply_num_layers(hf_model: nn.Module, num_layers: int) -> None:
+    """Keep the first ``num_layers`` layers of ``hf_model`` (0, or as many as it has: unchanged)."""
+    if num_layers and num_layers != int(hf_model.config.num_hidden_layers):
+        if num_layers > int(hf_model.config.num_hidden_layers):
+            raise BackboneError(f"the backbone config asks for {num_layers} layers but the model has "
+                                f"{hf_model.config.num_hidden_layers}")
+        keep_layers(hf_model, list(range(num_layers)))
+
+
 class Backbone(nn.Module):
     """Tokenizer + HF encoder returning token states (b, l, d) and the mask (b, l)."""
 
@@ -101,6 +135,7 @@ class Backbone(nn.Module):
         self.config = config
         if model is None or tokenizer is None:
             tokenizer, model = load_hf(config.name_or_path)
+        apply_num_layers(model, config.num_layers)
         self.tokenizer = tokenizer
         self.model = model
         self.model.eval()

@@ -1,0 +1,78 @@
+"""``conba distill``: a shallower, faster student of a model (layer dropping + distillation)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from conba.cli.common import friendly_errors, resolve_model_name
+from conba.cli.options import model_option, out_option
+
+
+def _layers(value: str) -> list[int]:
+    from conba.encoder.sdtp.config import parse_layers
+    from conba.errors import ConfigError
+
+    try:
+        return parse_layers(value)
+    except (ConfigError, ValueError) as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+@click.command("distill", context_settings={"help_option_names": ["-h", "--help"]})
+@model_option(help="Teacher: 'default' (shipped), a conba model folder or an HF encoder.")
+@out_option("Run folder: teacher vectors, checkpoint, distill.json and the student in OUT/best.")
+@click.option("-L", "--layers", default="0,2,4", show_default=True, metavar="LIST",
+              help="Teacher layers the student starts from, in order (e.g. '0,2,4' or '0-2').")
+@click.option("-d", "--data", "data", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="JSONL file(s) whose code the student learns on (labels unused; repeatable). "
+                   "Default: ../shared/data/atcoder_train.jsonl and mbxp_train.jsonl when they exist.")
+@click.option("--source", "source", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="Folder or file of real source code; its functions (as `conba index` cuts them) are "
+                   "added to the training snippets (repeatable).")
+@click.option("--source-limit", default=4000, show_default=True, help="At most this many functions from --source.")
+@click.option("-n", "--limit", default=0, show_default=True, help="Records sampled from the --data files (0: all).")
+@click.option("-D", "--dev", "dev", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Dev file(s) with clone groups: the best epoch by mean MAP@R over them is kept (repeatable).")
+@click.option("--dev-limit", default=800, show_default=True, help="Records per dev file (whole groups; 0: all).")
+@click.option("-e", "--epochs", default=2, show_default=True)
+@click.option("-b", "--batch-size", default=32, show_default=True, help="Snippets per training batch.")
+@click.option("--lr", default=1e-4, show_default=True, help="Learning rate (AdamW, linear warm-up).")
+@click.option("--sim-weight", default=1.0, show_default=True,
+              help="Weight of the in-batch similarity (KL) term next to the cosine term.")
+@click.option("--time-budget", default=0.0, show_default=True, metavar="MIN",
+              help="Stop training after this many minutes (0: none); the student so far is scored and kept.")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--restart", is_flag=True, help="Discard a saved checkpoint in OUT instead of resuming.")
+@click.option("--progress/--no-progress", default=None, help="Progress bars (default: when a terminal).")
+@friendly_errors
+def distill(model: str | None, out: Path, layers: str, data: tuple[Path, ...], source: tuple[Path, ...],
+            source_limit: int, limit: int, dev: tuple[Path, ...], dev_limit: int, epochs: int, batch_size: int,
+            lr: float, sim_weight: float, time_budget: float, seed: int, restart: bool,
+            progress: bool | None) -> None:
+    """Distil a model into a student with fewer transformer layers (faster encoding: half the layers is
+    about half the time). The student keeps the teacher's embeddings, head and input view and learns the
+    teacher's vectors and in-batch similarities. Running the same command again resumes.
+
+    \b
+    Examples:
+      conba distill -o runs/student -L 0,2,4 --source ~/src/some-repo -D ../shared/data/atcoder_dev.jsonl
+      conba eval ../shared/data/atcoder_dev.jsonl -m runs/student/best
+      conba calibrate ../shared/data/atcoder_dev.jsonl -m runs/student/best --write   # its own clone threshold
+    """
+    from conba.cli.common import show_progress
+    from conba.train.distill import DistillConfig
+    from conba.train.distill import distill as run
+
+    if not data:
+        default = [Path("../shared/data") / f for f in ("atcoder_train.jsonl", "mbxp_train.jsonl")]
+        data = tuple(p for p in default if p.is_file())
+    cfg = DistillConfig(teacher=resolve_model_name(model), out=str(out), layers=_layers(layers),
+                        data=[str(p) for p in data], source=[str(p) for p in source], source_limit=source_limit,
+                        limit=limit, dev=[str(p) for p in dev], dev_limit=dev_limit, epochs=epochs,
+                        batch_size=batch_size, lr=lr, sim_weight=sim_weight, time_budget=time_budget, seed=seed)
+    student = run(cfg, restart=restart, log=lambda m: click.echo(m, err=True),
+                  progress=show_progress() if progress is None else progress)
+    click.echo(f"student ({student.backbone.num_layers} layers, fingerprint {student.fingerprint()}) "
+               f"saved in {out / 'best'}", err=True)

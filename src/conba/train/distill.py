@@ -1,0 +1,238 @@
+"""``conba distill``: a shallower student of a conba model, for speed.
+
+Glossary: b batch, l tokens, d embedding width, L transformer layers.
+
+The student is the teacher with fewer transformer layers, initialised by *layer dropping*: it keeps
+the teacher's embeddings (frozen) and the layers ``layers`` (e.g. 0, 2, 4 of MiniLM's 6), in order,
+with the teacher's head, pooling and input view. It then learns to reproduce the teacher's vectors
+on unlabelled code (the ``code`` of training JSONL files and functions from real repositories):
+
+    loss = (1 - cos(s_i, t_i)).mean()  +  sim_weight * KL(softmax(T T^T / tau) || softmax(S S^T / tau))
+
+the first term matches each vector, the second the in-batch similarity structure (what retrieval
+ranks on), both on L2-normalised vectors S (b, d) of the student and T (b, d) of the teacher.
+
+After every epoch the student is scored on the dev files (mean cross-language MAP@R over them, the
+same subset each time); the best epoch is saved as ``OUT/best`` (a conba model folder, a delta over
+the embedded backbone when the teacher is one). A checkpoint every ``checkpoint_every`` steps (and at
+the end of each epoch) lets a killed run resume where it stopped; ``--restart`` discards it.
+"""
+
+from __future__ import annotations
+
+import copy
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from conba.errors import ConfigError
+from conba.utils.config_keys import JsonConfig
+from conba.utils.io import write_json_atomic
+
+
+@dataclass
+class DistillConfig(JsonConfig):
+    config_name: ClassVar[str] = "distill config"
+    teacher: str = "default"
+    out: str = "runs/student"
+    layers: list[int] = field(default_factory=lambda: [0, 2, 4])  # teacher layers the student starts from
+    data: list[str] = field(default_factory=list)   # grouped JSONL files (only their code is used)
+    source: list[str] = field(default_factory=list)  # folders / files of real source code
+    source_limit: int = 4000   # functions taken from ``source`` at most (0: all)
+    limit: int = 0             # records sampled from ``data`` (0: all)
+    dev: list[str] = field(default_factory=list)
+    dev_limit: int = 800       # records per dev file (whole groups); 0: all
+    epochs: int = 2
+    batch_size: int = 32
+    max_batch_tokens: int = 8192  # padded tokens per training batch
+    lr: float = 1e-4
+    warmup_steps: int = 50
+    weight_decay: float = 0.01
+    temperature: float = 0.05
+    sim_weight: float = 1.0
+    checkpoint_every: int = 50
+    time_budget: float = 0.0   # minutes of training at most (0: none); the epoch in progress is then scored
+    seed: int = 0
+
+    def validate(self) -> DistillConfig:
+        for name in ("epochs", "batch_size", "checkpoint_every"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not self.layers:
+            raise ConfigError("layers: name at least one teacher layer to keep, e.g. 0,2,4")
+        if self.lr <= 0 or self.temperature <= 0 or self.sim_weight < 0:
+            raise ConfigError("lr and temperature must be > 0, sim_weight >= 0")
+        if not self.data and not self.source:
+            raise ConfigError("nothing to learn from: pass --data FILE.jsonl and/or --source DIR")
+        for path in [*self.data, *self.dev]:
+            if not Path(path).is_file():
+                raise FileNotFoundError(f"{path}: data file not found")
+        return self
+
+    def signature(self) -> dict:
+        """What must match to resume a checkpoint (everything but where and how long)."""
+        d = self.to_dict()
+        for k in ("out", "checkpoint_every", "time_budget", "epochs"):
+            d.pop(k)
+        return d
+
+
+def make_student(teacher, layers: list[int]):
+    """A copy of ``teacher`` keeping only the transformer ``layers`` (layer dropping); no pruner, no
+    thresholds (they belong to the teacher's similarities: calibrate the student)."""
+    from conba.encoder.backbone import Backbone, keep_layers
+    from conba.model import ConbaModel
+
+    hf = copy.deepcopy(teacher.backbone.model)
+    keep_layers(hf, list(layers))
+    cfg = copy.deepcopy(teacher.backbone.config)
+    cfg.num_layers = len(layers)
+    backbone = Backbone(cfg, tokenizer=teacher.backbone.tokenizer, model=hf)
+    student = ConbaModel(backbone, copy.deepcopy(teacher.head), view=teacher.view)
+    student.max_chunks = teacher.max_chunks
+    return student
+
+
+def distill_loss(s: torch.Tensor, t: torch.Tensor, temperature: float, sim_weight: float) -> torch.Tensor:
+    """Args: s, t: L2-normalised student / teacher vectors, shape (b, d). Returns the scalar loss."""
+    loss = (1 - (s * t).sum(-1)).mean()
+    if sim_weight and s.shape[0] > 1:
+        log_p = F.log_softmax(s @ s.T / temperature, dim=-1)   # (b, b)
+        q = F.softmax(t @ t.T / temperature, dim=-1)           # (b, b)
+        loss = loss + sim_weight * F.kl_div(log_p, q, reduction="batchmean")
+    return loss
+
+
+def dev_score(model, dev_sets: list[list]) -> dict[str, float]:
+    """Mean cross-language MAP@R per dev set and their mean (``"mean"``)."""
+    from conba.eval.metrics import cross_language_retrieval, embedding_similarity
+
+    scores = {}
+    for records in dev_sets:
+        emb = model.encode([r.code for r in records], [r.language for r in records], show_progress_bar=False)
+        res = cross_language_retrieval(embedding_similarity(emb), [r.group for r in records],
+                                       [r.language for r in records])
+        scores[records[0].source or f"dev{len(scores)}"] = float(res["mean"]["map_at_r"])
+    scores["mean"] = float(np.mean(list(scores.values()))) if scores else float("nan")
+    return scores
+
+
+class Distiller:
+    def __init__(self, cfg: DistillConfig, log: Callable[[str], None] = print, progress: bool = True):
+        self.cfg = cfg.validate()
+        self.log = log
+        self.progress = progress
+        self.out = Path(cfg.out)
+
+    def run(self, restart: bool = False):
+        from tqdm.auto import tqdm
+
+        from conba.data import load_records, subset_groups
+        from conba.model import load_model
+        from conba.train.checkpoint import load_checkpoint, remove_checkpoint, save_checkpoint
+        from conba.train.distill_data import collect_snippets, length_batches, teacher_vectors
+        from conba.train.loop import optimizer_step, warmup_lr
+
+        cfg, out = self.cfg, self.out
+        out.mkdir(parents=True, exist_ok=True)
+        if restart:
+            remove_checkpoint(out / "checkpoint")
+        teacher = load_model(cfg.teacher, prune=False)
+        teacher.eval()
+        if max(cfg.layers) >= teacher.backbone.num_layers:
+            raise ConfigError(f"layers {cfg.layers}: the teacher has layers 0..{teacher.backbone.num_layers - 1}")
+        snippets = collect_snippets(cfg.data, cfg.source, teacher.view, cfg.limit, cfg.source_limit, cfg.seed)
+        real = sum(src.startswith("/") for src in snippets.sources)  # real-code sources are absolute paths
+        self.log(f"{len(snippets)} training snippets ({real} functions from real code), view {teacher.view}")
+        targets = torch.from_numpy(teacher_vectors(teacher, snippets, out / "teacher", log=self.log))
+        dev_sets = [subset_groups(load_records(p), cfg.dev_limit, cfg.seed) if cfg.dev_limit else load_records(p)
+                    for p in cfg.dev]
+        student = make_student(teacher, cfg.layers)
+        del teacher
+        student.backbone.set_trainable("full")
+        params = [p for p in student.parameters() if p.requires_grad]
+        opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+        lengths = student.backbone.token_lengths(snippets.codes)
+        state = load_checkpoint(out / "checkpoint", cfg.signature(), modules={"student": student}, optimizer=opt,
+                                trainable_only=True)
+        if state is None:
+            base = dev_score(student, dev_sets) if dev_sets else {}
+            state = {"epoch": 0, "batch": 0, "step": 0, "best": None, "history": [
+                {"epoch": 0, "dev": base, "note": "layer dropping, before distillation"}]}
+            self.log(f"student {cfg.layers} before distillation: dev {_fmt(base)}")
+        else:
+            self.log(f"resuming at epoch {state['epoch'] + 1}, batch {state['batch']}")
+        t0 = time.time()
+        out_of_time = False
+        while state["epoch"] < cfg.epochs and not out_of_time:
+            batches = length_batches(lengths, cfg.batch_size, cfg.max_batch_tokens, cfg.seed + state["epoch"])
+            bar = tqdm(total=len(batches), initial=state["batch"], desc=f"epoch {state['epoch'] + 1}/{cfg.epochs}",
+                       unit="batch", disable=not self.progress)
+            student.train()
+            losses = []
+            for idx in batches[state["batch"]:]:
+                enc = student.backbone.tokenize([snippets.codes[i] for i in idx])
+                s = F.normalize(student.embed_tokens(enc["input_ids"], enc["attention_mask"]), dim=-1)
+                loss = distill_loss(s, targets[idx], cfg.temperature, cfg.sim_weight)
+                for group in opt.param_groups:
+                    group["lr"] = warmup_lr(cfg.lr, state["step"], cfg.warmup_steps)
+                optimizer_step(opt, loss, params)
+                losses.append(float(loss.detach()))
+                state["step"] += 1
+                state["batch"] += 1
+                bar.update(1)
+                bar.set_postfix(loss=f"{np.mean(losses[-20:]):.4f}")
+                if state["step"] % cfg.checkpoint_every == 0:
+                    save_checkpoint(out / "checkpoint", cfg.signature(), state, modules={"student": student},
+                                    optimizer=opt, trainable_only=True)
+                if cfg.time_budget and time.time() - t0 > 60 * cfg.time_budget:
+                    out_of_time = True
+                    self.log(f"time budget of {cfg.time_budget:g} min reached at batch {state['batch']}")
+                    break
+            bar.close()
+            student.eval()
+            scores = dev_score(student, dev_sets) if dev_sets else {}
+            entry = {"epoch": state["epoch"] + 1, "batches": state["batch"], "train_loss": float(np.mean(losses))
+                     if losses else None, "dev": scores}
+            state["history"].append(entry)
+            self.log(f"epoch {state['epoch'] + 1}: loss {entry['train_loss']}, dev {_fmt(scores)}")
+            if not dev_sets or state["best"] is None or scores["mean"] > state["best"]["dev"]["mean"]:
+                state["best"] = entry
+                self._save_best(student, entry)
+            if not out_of_time:
+                state["epoch"] += 1
+                state["batch"] = 0
+            save_checkpoint(out / "checkpoint", cfg.signature(), state, modules={"student": student},
+                            optimizer=opt, trainable_only=True)
+        write_json_atomic(out / "distill.json", {"config": cfg.to_dict(), "snippets": len(snippets),
+                                                 "history": state["history"], "best": state["best"]})
+        from conba.model import ConbaModel
+
+        return ConbaModel.load(out / "best")
+
+    def _save_best(self, student, entry: dict) -> None:
+        cfg = self.cfg
+        student.info = {"distilled_from": cfg.teacher, "teacher_layers": list(cfg.layers),
+                        "distill": {k: v for k, v in cfg.to_dict().items() if k not in ("out",)},
+                        "epoch": entry["epoch"], "dev_map_at_r": entry["dev"]}
+        tmp = self.out / "best.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        copy.deepcopy(student).save(tmp, dtype="float16")  # a copy: float16 rounds in place
+        shutil.rmtree(self.out / "best", ignore_errors=True)
+        tmp.replace(self.out / "best")
+
+
+def _fmt(scores: dict) -> str:
+    return ", ".join(f"{k} {v:.4f}" for k, v in scores.items()) or "(no dev files)"
+
+
+def distill(cfg: DistillConfig, restart: bool = False, log: Callable[[str], None] = print, progress: bool = True):
+    """Train a student (see the module docstring); returns the best student, loaded from ``OUT/best``."""
+    return Distiller(cfg, log, progress).run(restart)
