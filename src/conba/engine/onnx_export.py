@@ -11,7 +11,8 @@ Pipeline per segment: ``torch.onnx.export`` (TorchScript exporter, dynamic batch
 attention so ONNX Runtime's BERT fusions match) -> ``onnxruntime.transformers.optimizer`` (fused
 attention, skip-layer-norm, bias-GELU) -> for int8, ``onnxruntime.quantization.quantize_dynamic``
 (int8 weights per output channel, activations quantised per batch at run time; scorer MatMuls stay
-float32). Per-channel weights matter: per-tensor int8 gave cosines to the float model down to 0.96 on
+float32; or, with ``static``, ``quantize_static`` calibrated on snippets: :mod:`conba.engine.static_quant`).
+Per-channel weights matter: per-tensor int8 gave cosines to the float model down to 0.96 on
 atcoder snippets, per-channel 0.995 (measured while building the engine).
 A ``manifest.json`` lists the files, the pruning settings and the model fingerprint.
 """
@@ -25,6 +26,7 @@ import shutil
 import tempfile
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -34,6 +36,9 @@ from conba.encoder.sdtp.scorer import keep_score
 from conba.errors import ConbaError
 from conba.heads.prefix import require_no_prefix
 from conba.utils.io import write_json_atomic
+
+if TYPE_CHECKING:
+    from conba.engine.static_quant import StaticQuant
 
 MANIFEST = "manifest.json"
 OPSET = 17
@@ -142,15 +147,19 @@ def _export_segment(seg: Segment, path: Path, hidden_size: int) -> None:
                           opset_version=OPSET, dynamo=False, do_constant_folding=True)
 
 
-def _optimize(path: Path, num_heads: int, hidden_size: int) -> bool:
-    """ORT's BERT fusions in place; False (file unchanged) when the optimizer fails."""
+def _optimize(path: Path, num_heads: int, hidden_size: int, fuse_attention: bool = True) -> bool:
+    """ORT's BERT fusions in place (without the Attention fusion when not ``fuse_attention``); False
+    (file unchanged) when the optimizer fails."""
     try:
+        from onnxruntime.transformers.fusion_options import FusionOptions
         from onnxruntime.transformers.optimizer import optimize_model
 
+        options = FusionOptions("bert")
+        options.enable_attention = fuse_attention
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             opt = optimize_model(str(path), model_type="bert", num_heads=num_heads, hidden_size=hidden_size,
-                                 opt_level=1, use_gpu=False)
+                                 opt_level=1, use_gpu=False, optimization_options=options)
         opt.save_model_to_file(str(path))
         return True
     except Exception:  # an unsupported graph: keep the plain export
@@ -175,9 +184,10 @@ def _quantize(src: Path, dst: Path) -> None:
 
 
 def export_onnx(model, directory: str | Path, quantize: bool = True, prune: bool = True,
-                optimize: bool = True) -> Path:
+                optimize: bool = True, static: StaticQuant | None = None) -> Path:
     """Write the segments and ``manifest.json`` of ``model`` to ``directory`` (built in a temporary
-    folder, then moved into place). ``prune``: cut at the pruner's layers and export its scorers."""
+    folder, then moved into place). ``prune``: cut at the pruner's layers and export its scorers.
+    ``static``: quantise statically (calibrated, :mod:`conba.engine.static_quant`) instead of dynamically."""
     require_onnx()
     require_no_prefix(model.head, "the ONNX engine")
     directory = Path(directory)
@@ -189,23 +199,32 @@ def export_onnx(model, directory: str | Path, quantize: bool = True, prune: bool
     directory.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".onnx-", dir=directory.parent))
     try:
-        files, optimized = [], []
+        quantize = quantize or static is not None
+        fuse = static is None or static.fuse_attention
+        optimized = []
         bounds = segment_bounds(backbone.num_layers, layers)
+        fp32 = [tmp / f"segment{i}.fp32.onnx" for i in range(len(bounds))]
         with torch.no_grad(), _eager(backbone.model):
             for i, (start, end) in enumerate(bounds):
                 scorer = pruner.scorers[str(end)] if pruner is not None and i < len(bounds) - 1 else None
                 seg = Segment(backbone, start, end, embed=(i == 0), scorer=scorer).eval()
-                fp32 = tmp / f"segment{i}.fp32.onnx"
-                _export_segment(seg, fp32, backbone.hidden_size)
+                _export_segment(seg, fp32[i], backbone.hidden_size)
                 if optimize:
-                    optimized.append(_optimize(fp32, cfg.num_attention_heads, backbone.hidden_size))
-                name = f"segment{i}.{'int8' if quantize else 'fp32'}.onnx"
-                if quantize:
-                    _quantize(fp32, tmp / name)
-                    fp32.unlink()
-                files.append(name)
+                    optimized.append(_optimize(fp32[i], cfg.num_attention_heads, backbone.hidden_size, fuse))
+        files = [f"segment{i}.{'int8' if quantize else 'fp32'}.onnx" for i in range(len(bounds))]
+        if static is not None:
+            from conba.engine.static_quant import quantize_segments
+
+            quantize_segments(fp32, [tmp / f for f in files], static, pruner.config if pruner is not None else None)
+        elif quantize:
+            for src, name in zip(fp32, files, strict=True):
+                _quantize(src, tmp / name)
+        if quantize:
+            for src in fp32:
+                src.unlink()
         manifest = {
             "format": "conba-onnx", "files": files, "quantized": quantize, "optimized": optimized,
+            "quantization": (static.name if static is not None else "dynamic") if quantize else None,
             "prune": pruner.config.to_dict() if pruner is not None else None,
             "fingerprint": model.fingerprint(), "hidden_size": backbone.hidden_size, "opset": OPSET,
         }
