@@ -169,3 +169,27 @@ def test_encode_token_budget_gives_the_same_embeddings(tiny_backbone):
     plain = model.encode(codes, batch_size=8, max_batch_tokens=None)
     budget = model.encode(codes, batch_size=8, max_batch_tokens=16)
     np.testing.assert_allclose(budget, plain, atol=1e-5)
+
+
+def test_student_variants(tiny_model, tiny_data, tmp_path):
+    """fast / fast-onnx time the student folder given by --student (its own fingerprint keys the MAP@R cache);
+    without a student they are skipped with the reason."""
+    from conba.bench.report import format_report
+    from conba.cli.main import cli
+    from conba.model import load_model
+    from conba.train.distill import make_student
+
+    train, _ = tiny_data
+    student = make_student(load_model(tiny_model), [1]).save(tmp_path / "student")
+    report = run_speed(SpeedConfig(data=str(train), limit=6, repeats=1, model=str(tiny_model), student=str(student),
+                                   variants=["exact", "raw", "fast"], map_variants=["exact", "fast"]))
+    rows = report["variants"]
+    assert rows["raw"]["snippets_per_s"] > 0 and "| conba exact, raw text (no input view) |" in format_report(report)
+    assert rows["fast"]["snippets_per_s"] > 0 and report["student"]["layers"] == 1
+    assert rows["fast"]["cos_to_exact_mean"] < 0.999999  # other weights: other vectors
+    assert "map_delta_points" in rows["fast"]
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(cli, ["bench", "speed", "-d", str(train), "-n", "4", "--repeats", "1", "-m",
+                                   str(tiny_model), "-V", "exact,fast", "--map-variants", "none", "-j", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "no student: pass --student DIR" in json.loads(out.read_text())["skipped"]["fast"]

@@ -110,8 +110,9 @@ def test_collect_snippets_merges_dedupes_views_and_samples(tmp_path, tiny_data):
     every = collect_snippets([str(train)], [str(src)], "code", 0, 0, 0)
     n_distinct = len({(json.loads(x)["language"], json.loads(x)["code"]) for x in train.read_text().splitlines()})
     assert len(every) == n_distinct + 1
-    three = collect_snippets([str(train)], [], "raw", 3, 0, 0)
-    assert len(three) == 3 and three.codes != collect_snippets([str(train)], [], "raw", 3, 0, 1).codes
+    five = collect_snippets([str(train)], [], "raw", 5, 0, 0)  # 5 sampled records, then duplicates dropped
+    assert 1 <= len(five) <= 5 and len(set(zip(five.languages, five.codes))) == len(five)
+    assert five.codes != collect_snippets([str(train)], [], "raw", 5, 0, 1).codes
 
 
 def test_config_errors(tmp_path):

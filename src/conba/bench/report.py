@@ -10,9 +10,12 @@ from conba.utils.versions import package_version
 LABELS = {
     "st": "sentence-transformers encode (peer)",
     "exact": "conba exact (torch)",
+    "raw": "conba exact, raw text (no input view)",
     "sdtp": "conba + SDTP (torch)",
     "onnx": "conba + ONNX int8",
     "both": "conba + SDTP + ONNX int8",
+    "fast": "student (torch)",
+    "fast-onnx": "student + ONNX int8",
 }
 
 
@@ -56,6 +59,10 @@ def format_report(report: dict) -> str:
         p = report["pruner"]
         lines.append(f"SDTP: layers {p['layers']}, keep ratio {p['keep_ratio']}, first {p['keep_first']} + last "
                      f"{p['keep_tail']:.0%} kept, dense-work fraction {p['token_fraction']} (from {p['source']})")
+    if report.get("student"):
+        s = report["student"]
+        lines.append(f"student: {s['layers']} layers (teacher layers {s['teacher_layers']}), fingerprint "
+                     f"{s['fingerprint']} (from {s['source']})")
     if report.get("map_data"):
         md = report["map_data"]
         lines.append(f"MAP@R: mean cross-language MAP@R on {md['file']} ({md['records']} snippets, "

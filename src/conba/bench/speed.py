@@ -40,6 +40,7 @@ class SpeedConfig:
     max_batch_tokens: int = -1  # conba variants' padded-token budget per batch: -1 = encode()'s default, 0 = none
     model: str = "default"
     sdtp: str = ""
+    student: str = ""  # the fast variants' student ("" = the shipped default-fast for the default model)
     variants: list[str] = field(default_factory=lambda: list(VARIANTS))
     map_data: str = ""  # "" = the same file as --data
     map_variants: list[str] = field(default_factory=lambda: list(VARIANTS))  # [] = no MAP@R
@@ -116,13 +117,15 @@ def _data_key(records: list) -> str:
 
 def variant_key(vs, name: str) -> str:
     """Identity of a variant's embeddings: model + pruner + engine (+ runtime versions for ONNX)."""
-    model = vs.model
+    from conba.bench.variants import STUDENT_VARIANTS
+
+    model = vs.student if name in STUDENT_VARIANTS else vs.model
     parts = [name, model.fingerprint()]
     if name in ("sdtp", "both") and model.pruner is not None:
         from conba.encoder.sdtp.scorer import pruner_key
 
         parts.append(pruner_key(model.pruner))
-    if name in ("onnx", "both"):
+    if name in ("onnx", "both", "fast-onnx"):
         parts.append(package_version("onnxruntime") or "?")
     if name == "st":
         parts.append(package_version("sentence-transformers") or "?")
@@ -172,13 +175,18 @@ def run_speed(cfg: SpeedConfig, log: Callable[[str], None] = lambda m: None) -> 
     sample = sample_records(records, cfg.limit, cfg.seed)
     codes, langs = [r.code for r in sample], [r.language for r in sample]
     wanted = list(dict.fromkeys([*cfg.variants, *cfg.map_variants]))
-    vs = build_variants(cfg.model, cfg.sdtp or None, cfg.batch_size, wanted, cfg.max_batch_tokens)
+    vs = build_variants(cfg.model, cfg.sdtp or None, cfg.batch_size, wanted, cfg.max_batch_tokens,
+                        cfg.student or None)
     try:
         model = vs.model
         report: dict = {"config": asdict(cfg), "machine": machine_info(threads), "skipped": dict(vs.skipped),
                         "model": {"name": cfg.model, "fingerprint": model.fingerprint(),
                                   "head": model.head.config.kind, "max_length": model.backbone.max_length},
                         "pruner": None, "timed_snippets": len(sample)}
+        if vs.student is not None:
+            report["student"] = {"source": vs.student_source, "fingerprint": vs.student.fingerprint(),
+                                 "layers": vs.student.backbone.num_layers,
+                                 "teacher_layers": vs.student.info.get("teacher_layers")}
         if model.pruner is not None:
             pc = model.pruner.config
             report["pruner"] = {"source": vs.pruner_source, "layers": pc.layers, "keep_ratio": pc.keep_ratio,

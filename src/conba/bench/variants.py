@@ -3,9 +3,15 @@
 * ``st``    sentence-transformers ``encode`` (the peer): Transformer(backbone) + mean pooling +
             Normalize, the backbone loaded by sentence-transformers itself (no conba head);
 * ``exact`` conba, torch engine, no pruning (the model's own head);
+* ``raw``   conba exact on the raw text (no input view): what the view's shorter inputs buy;
 * ``sdtp``  conba + SDTP token pruning, torch engine;
 * ``onnx``  conba, ONNX Runtime with dynamic int8 quantisation, no pruning;
-* ``both``  conba + SDTP, ONNX Runtime int8.
+* ``both``  conba + SDTP, ONNX Runtime int8;
+* ``fast``  the distilled student (fewer layers, ``conba distill``), torch engine;
+* ``fast-onnx`` the student, ONNX Runtime int8.
+
+The student variants run other weights than the peer (a shallower copy of the model): their speed
+ratio is what a user gains by switching to the student, their MAP@R what it costs.
 
 Each variant is a function ``(codes, languages) -> float32 (n, d)`` with L2-normalised rows.
 """
@@ -22,7 +28,8 @@ import torch
 
 from conba.errors import ConfigError
 
-VARIANTS = ("st", "exact", "sdtp", "onnx", "both")
+VARIANTS = ("st", "exact", "raw", "sdtp", "onnx", "both", "fast", "fast-onnx")
+STUDENT_VARIANTS = ("fast", "fast-onnx")
 Encoder = Callable[[list[str], list[str]], np.ndarray]
 
 
@@ -31,6 +38,8 @@ class VariantSet:
     encoders: dict[str, Encoder]
     skipped: dict[str, str] = field(default_factory=dict)  # variant -> why
     model: object = None  # the ConbaModel (pruner attached when available)
+    student: object = None  # the distilled student ConbaModel of the fast variants
+    student_source: str = ""
     st_model: object = None
     pruner_source: str = ""
     cleanup: list = field(default_factory=list)
@@ -58,6 +67,22 @@ def resolve_pruner(model, model_name: str, sdtp: str | None):
                           f"retrain: conba prune train --model {model_name} --out DIR")
         return other.pruner, str(cand)
     return None, "no pruning module: pass --sdtp DIR (made by `conba prune train`)"
+
+
+def resolve_student(model_name: str, student: str | None):
+    """The student of the fast variants: ``student`` (a folder made by ``conba distill``), or for the
+    shipped default model the shipped ``default-fast``. Returns (model or None, source or why not)."""
+    from conba.model import load_model
+
+    cand = student or ("default-fast" if model_name == "default" else "")
+    if not cand:
+        return None, "no student: pass --student DIR (made by `conba distill`)"
+    try:
+        m = load_model(cand, prune=False)
+    except Exception as exc:  # noqa: BLE001 - reported as a skip reason
+        return None, f"could not load student {cand!r}: {exc}"
+    m.eval()
+    return m, str(cand)
 
 
 def sentence_transformer(model, workdir: Path):
@@ -89,7 +114,7 @@ def sentence_transformer(model, workdir: Path):
 
 
 def build_variants(model_name: str, sdtp: str | None, batch_size: int, wanted: list[str],
-                   max_batch_tokens: int = -1) -> VariantSet:
+                   max_batch_tokens: int = -1, student: str | None = None) -> VariantSet:
     """The encoders of ``wanted``. ``max_batch_tokens``: -1 = encode()'s default budget, 0 = none."""
     from conba.model import DEFAULT_BATCH_TOKENS, load_model
 
@@ -110,12 +135,15 @@ def build_variants(model_name: str, sdtp: str | None, batch_size: int, wanted: l
     except RuntimeError as exc:
         onnx_missing = str(exc)
 
-    def conba(prune: bool, engine: str) -> Encoder:
+    def conba(prune: bool, engine: str, which=model, view: str | None = None) -> Encoder:
         def encode(codes: list[str], languages: list[str]) -> np.ndarray:
-            model.use_pruning = prune
-            return model.encode(codes, languages=languages, batch_size=batch_size, engine=engine,
-                                show_progress_bar=False, max_batch_tokens=budget)
+            which.use_pruning = prune
+            return which.encode(codes, languages=languages, batch_size=batch_size, engine=engine,
+                                show_progress_bar=False, max_batch_tokens=budget, view=view)
         return encode
+
+    if any(v in STUDENT_VARIANTS for v in wanted):
+        out.student, out.student_source = resolve_student(model_name, student)
 
     for name in wanted:
         if name == "st":
@@ -133,6 +161,16 @@ def build_variants(model_name: str, sdtp: str | None, batch_size: int, wanted: l
             out.encoders[name] = st_encode
         elif name == "exact":
             out.encoders[name] = conba(False, "torch")
+        elif name == "raw":
+            out.encoders[name] = conba(False, "torch", view="raw")
+        elif name in STUDENT_VARIANTS and out.student is None:
+            out.skipped[name] = out.student_source
+        elif name == "fast":
+            out.encoders[name] = conba(False, "torch", out.student)
+        elif name == "fast-onnx" and onnx_missing:
+            out.skipped[name] = onnx_missing
+        elif name == "fast-onnx":
+            out.encoders[name] = conba(False, "onnx", out.student)
         elif name in ("sdtp", "both") and pruner is None:
             out.skipped[name] = source
         elif name in ("onnx", "both") and onnx_missing:

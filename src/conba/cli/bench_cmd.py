@@ -44,8 +44,11 @@ def bench() -> None:
 @click.option("--sdtp", default="", metavar="DIR",
               help="Pruned model folder (conba prune train) of the same model; default: the model's own "
                    "pruner, or the shipped 'default-sdtp' one for the default model.")
+@click.option("--student", default="", metavar="DIR",
+              help="Student of the fast variants (a `conba distill` folder); default: the shipped 'default-fast' "
+                   "for the default model.")
 @click.option("-V", "--variants", default="all", show_default=True,
-              help="Timed variants, comma separated: st, exact, sdtp, onnx, both.")
+              help="Timed variants, comma separated: st, exact, raw, sdtp, onnx, both, fast, fast-onnx.")
 @click.option("--map-variants", default="all", show_default=True,
               help="Variants whose MAP@R is computed ('none' to skip MAP@R).")
 @click.option("--map-data", default="", help="File for MAP@R (default: --data).")
@@ -56,9 +59,10 @@ def bench() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as one JSON object instead of the table.")
 @friendly_errors
 def speed(data: str, limit: int, repeats: int, batch_size: int, max_batch_tokens: int, model: str | None, sdtp: str,
-          variants: str, map_variants: str, map_data: str, map_limit: int, cache_dir: str, seed: int,
+          student: str, variants: str, map_variants: str, map_data: str, map_limit: int, cache_dir: str, seed: int,
           json_out: str | None, as_json: bool) -> None:
-    """Encoding speed: sentence-transformers (the peer) vs conba exact, + SDTP, + ONNX int8, both.
+    """Encoding speed: sentence-transformers (the peer) vs conba exact, + SDTP, + ONNX int8, both, and the
+    distilled student (fast, fast-onnx).
 
     Every variant encodes the same snippets with the same backbone weights, alternating, REPEATS
     times; the table gives median snippets/s, the ratio to sentence-transformers, CPU ms per
@@ -85,7 +89,7 @@ def speed(data: str, limit: int, repeats: int, batch_size: int, max_batch_tokens
     from conba.utils.io import write_json_atomic
 
     cfg = SpeedConfig(data=data, limit=limit, repeats=repeats, batch_size=batch_size, max_batch_tokens=max_batch_tokens,
-                      model=resolve_model_name(model), sdtp=sdtp, variants=_variants(variants),
+                      model=resolve_model_name(model), sdtp=sdtp, student=student, variants=_variants(variants),
                       map_variants=_variants(map_variants), map_data=map_data, map_limit=map_limit,
                       cache_dir=cache_dir, seed=seed)
     report = run_speed(cfg, log=lambda m: click.echo(m, err=True))

@@ -36,9 +36,10 @@ def calibrate(records: list[CodeRecord], model: Any, target: float, sources: Seq
 def model_folder(name: str, force: bool = False) -> Path:
     """The folder of a saved conba model given by name or path (``default`` is the shipped one) that
     :func:`write_clone_threshold` may change."""
-    from conba.model import CONFIG_NAME, DEFAULT_MODEL_DIR
+    from conba.model import CONFIG_NAME, DEFAULT_FAST_DIR, DEFAULT_MODEL_DIR
 
-    folder = DEFAULT_MODEL_DIR if name in ("default", "default-sdtp") else Path(name)
+    folder = {"default": DEFAULT_MODEL_DIR, "default-sdtp": DEFAULT_MODEL_DIR,
+              "default-fast": DEFAULT_FAST_DIR}.get(name, Path(name))
     if not (folder / CONFIG_NAME).is_file():
         raise ConfigError(f"{name}: not a conba model folder (no {CONFIG_NAME}); --write needs one")
     _refuse_shipped(folder, force)

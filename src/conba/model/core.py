@@ -28,6 +28,7 @@ from conba.syntax.view import check_view
 CONFIG_NAME = "conba_config.json"
 DEFAULT_MODEL_DIR = Path(__file__).parent.parent / "default_model"
 DEFAULT_SDTP_DIR = Path(__file__).parent.parent / "prune" / "default"  # SDTP scorers trained for the default model
+DEFAULT_FAST_DIR = Path(__file__).parent.parent / "default_fast"  # the distilled student (conba distill)
 DEFAULT_BATCH_TOKENS = 4096  # padded tokens per encode batch (measured on 2 CPU cores; docs/BENCHMARKS.md)
 FORMAT_VERSION = 1
 

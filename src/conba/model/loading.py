@@ -1,12 +1,12 @@
-"""``load_model``: the shipped ``default`` (and ``default-sdtp``), ``zero-shot``, a conba model folder or
-a bare Hugging Face encoder."""
+"""``load_model``: the shipped ``default`` (and ``default-sdtp``, and ``default-fast``: its distilled
+student with fewer layers), ``zero-shot``, a conba model folder or a bare Hugging Face encoder."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from conba.encoder.backbone import BackboneError
-from conba.model.core import CONFIG_NAME, DEFAULT_MODEL_DIR, DEFAULT_SDTP_DIR, ConbaModel, ModelError
+from conba.model.core import CONFIG_NAME, DEFAULT_FAST_DIR, DEFAULT_MODEL_DIR, DEFAULT_SDTP_DIR, ConbaModel, ModelError
 
 
 def load_model(name_or_path: str | Path = "default", prune: bool = True) -> ConbaModel:
@@ -24,6 +24,10 @@ def _load_model(name_or_path: str | Path) -> ConbaModel:
         if not (DEFAULT_MODEL_DIR / CONFIG_NAME).exists():
             raise ModelError(f"the shipped default model is missing from {DEFAULT_MODEL_DIR}; reinstall conba")
         return ConbaModel.load(DEFAULT_MODEL_DIR)
+    if name == "default-fast":  # the default model's distilled student (conba distill; docs/BENCHMARKS.md)
+        if not (DEFAULT_FAST_DIR / CONFIG_NAME).exists():
+            raise ModelError(f"the shipped student model is missing from {DEFAULT_FAST_DIR}; reinstall conba")
+        return ConbaModel.load(DEFAULT_FAST_DIR)
     if name == "default-sdtp":  # the default model with its shipped SDTP token pruner
         model = _load_model("default")
         from conba.encoder.sdtp.scorer import load_pruner

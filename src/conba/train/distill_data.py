@@ -66,13 +66,13 @@ def real_code_snippets(paths: Iterable[str], limit: int = 0, seed: int = 0) -> t
 def collect_snippets(data: list[str], source: list[str], view: str, limit: int, source_limit: int,
                      seed: int) -> Snippets:
     """The training snippets, viewed with ``view``: a seeded sample of ``limit`` records of the ``data``
-    files (0: all) and at most ``source_limit`` functions from the files under ``source``; distinct by
-    (language, text)."""
+    files (0: all) and at most ``source_limit`` functions from the files under ``source``, then the
+    duplicates by (language, text) dropped."""
     from conba.data import load_many
     from conba.syntax.view import apply_views
 
-    records = list({(r.language, r.code): r for r in (load_many(data) if data else [])}.values())
-    if limit and len(records) > limit:
+    records = load_many(data) if data else []
+    if limit and len(records) > limit:  # sampled first, duplicates dropped after (so -n N gives at most N)
         records = random.Random(seed).sample(records, limit)
     codes = [r.code for r in records]
     langs = [r.language for r in records]
