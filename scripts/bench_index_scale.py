@@ -7,13 +7,18 @@ library, written to a scratch tree (default ``runs/scale/tree``; never into the 
 Phases (each a separate invocation, so each has its own peak memory; ``all`` runs them in turn):
 
 * ``build``     write the tree (skipped when it already exists with the same settings);
-* ``index``     ``Index.add`` over the tree with the model (= ``conba index``); resumable: re-running
-                continues an interrupted run and the encoding rate is summed over the runs;
+* ``index``     ``Index.add`` over the tree with the model (= ``conba index``) and ``--engine``
+                (torch, onnx, onnx-fp32); resumable: re-running continues an interrupted run and the
+                encoding rate is summed over the runs. The index folder is ``OUT/index`` or, with a tag
+                (``--tag``, default the engine when not torch), ``OUT/index-TAG``; results key likewise;
 * ``query``     ``clones`` over every function (all pairs, then cross-language only), search latency
                 p50 / p95 over sampled queries (end to end, and split into encoding vs FAISS);
 * ``synthetic`` FAISS flat vs HNSW on N random unit vectors, or with ``--vectors-from`` on the real
                 embeddings of an index (build rate, single-query latency, kNN-graph throughput,
-                HNSW recall@10, bytes per vector): the inputs of the 1M estimate.
+                HNSW recall@10, bytes per vector): the inputs of the 1M estimate;
+* ``ann1m``     FAISS IVF-Flat / IVF-SQ8 / HNSW at ``--ann-vectors`` (1M) unit vectors drawn from a
+                Gaussian fitted to the embeddings of ``--vectors-from INDEX_DIR``: latency p50 / p95,
+                recall@10 vs exact search, build time, bytes per vector (``bench_ann.py``).
 
 Results are merged into ``OUT/results.json`` (one key per phase) and printed.
 
@@ -23,6 +28,8 @@ Examples::
     flock -x /tmp/conba-cpu.lock timeout 3000 python scripts/bench_index_scale.py --phase index
     flock -x /tmp/conba-cpu.lock timeout 900 python scripts/bench_index_scale.py --phase query
     flock -x /tmp/conba-cpu.lock timeout 900 python scripts/bench_index_scale.py --phase synthetic
+    flock -x /tmp/conba-cpu.lock timeout 3000 python scripts/bench_index_scale.py --phase index --engine onnx
+    nice -n 19 python scripts/bench_index_scale.py --phase ann1m --vectors-from /tmp/none-idx
     python scripts/bench_index_scale.py --phase report
 """
 
@@ -87,6 +94,16 @@ def save_phase(out: Path, phase: str, result: dict) -> None:
     results = read_json(path) if path.exists() else {}
     results[phase] = result
     write_json_atomic(path, results)
+
+
+def index_dir(args: argparse.Namespace) -> Path:
+    return args.out / (f"index-{args.tag}" if args.tag else "index")
+
+
+def phase_key(args: argparse.Namespace, phase: str) -> str:
+    if phase == "synthetic" and args.vectors_from:
+        return "synthetic_real"
+    return f"{phase}-{args.tag}" if args.tag and phase in ("index", "query") else phase
 
 
 def model_info(model) -> dict:
@@ -174,27 +191,30 @@ def index(args: argparse.Namespace) -> dict:
     if not (tree / "BUILD.json").exists():
         raise SystemExit(f"{tree}: no tree; run --phase build first")
     info = machine()
+    folder = index_dir(args)
     t0 = time.perf_counter()
-    idx = Index(args.out / "index", model=args.model)
+    idx = Index(folder, model=args.model, engine=args.engine)
     load_s = time.perf_counter() - t0
     report = idx.add([str(tree / "data"), str(tree / "stdlib")], batch_size=args.batch_size, show_progress=True)
     stats = idx.stats()
     idx.close()
-    prev = read_json(args.out / "results.json").get("index", {}) if (args.out / "results.json").exists() else {}
-    runs = prev.get("runs", []) if prev.get("fingerprint") == stats["fingerprint"] else []
+    results = read_json(args.out / "results.json") if (args.out / "results.json").exists() else {}
+    prev = results.get(phase_key(args, "index"), {})
+    same = (prev.get("fingerprint"), prev.get("engine", "torch")) == (stats["fingerprint"], stats["engine"])
+    runs = prev.get("runs", []) if same else []
     runs.append({"encoded": report.units_encoded, "seconds": round(report.seconds, 1), "date": info["date"],
                  "loadavg_start": info["loadavg_start"], "loadavg_end": os.getloadavg()})
     encoded = sum(r["encoded"] for r in runs)
     seconds = sum(r["seconds"] for r in runs)
-    folder = args.out / "index"
     reasons: dict[str, int] = {}
     for _, reason in report.skipped:
         reasons[reason] = reasons.get(reason, 0) + 1
     manifest = read_json(folder / "manifest.json")
     return {
-        "command": f"Index({folder}, model={args.model!r}).add([tree/data, tree/stdlib])  (= conba index "
-                   f"{tree}/data {tree}/stdlib --index {folder} --model {args.model})",
-        "machine": info, "model": stats["model"], "fingerprint": stats["fingerprint"],
+        "command": f"Index({folder}, model={args.model!r}, engine={stats['engine']!r}).add([tree/data, tree/stdlib])"
+                   f"  (= conba index {tree}/data {tree}/stdlib --index {folder} --model {args.model} "
+                   f"--engine {stats['engine']})",
+        "machine": info, "model": stats["model"], "engine": stats["engine"], "fingerprint": stats["fingerprint"],
         "threshold": stats["threshold"], "model_load_s": round(load_s, 1),
         "files": report.files_seen, "functions": report.units_total, "languages": stats["languages"],
         "skipped": len(report.skipped), "skipped_by_reason": reasons,
@@ -212,13 +232,13 @@ def query(args: argparse.Namespace) -> dict:
     from conba.index import vectors as vec
 
     info = machine()
-    folder = args.out / "index"
+    folder = index_dir(args)
     t0 = time.perf_counter()
-    idx = Index(folder, create=False)
+    idx = Index(folder, create=False, engine=args.engine)
     n = len(idx)
     model = idx.model
     load_s = time.perf_counter() - t0
-    out: dict = {"machine": info, "model": idx.model_name, **model_info(model), "functions": n,
+    out: dict = {"machine": info, "model": idx.model_name, "engine": idx.engine, **model_info(model), "functions": n,
                  "model_load_s": round(load_s, 1)}
 
     from conba.index.threshold import resolve_threshold
@@ -251,7 +271,7 @@ def query(args: argparse.Namespace) -> dict:
         total.append(time.perf_counter() - t0)
         self_top += bool(hits) and hits[0].unit.hash == u.hash
         t0 = time.perf_counter()
-        q = model.encode([u.code], languages=[u.language], show_progress_bar=False)
+        q = model.encode([u.code], languages=[u.language], show_progress_bar=False, engine=idx.engine)
         t1 = time.perf_counter()
         _, ids = vec.search(faiss_index, q, 10)
         t2 = time.perf_counter()
@@ -278,59 +298,23 @@ def query(args: argparse.Namespace) -> dict:
     return out
 
 
-# ---------------------------------------------------------------------- synthetic
+# ---------------------------------------------------------------------- synthetic, ann1m
+def bench_ann():
+    """``bench_ann.py`` beside this script (scripts/ is no package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_ann", Path(__file__).with_name("bench_ann.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def synthetic(args: argparse.Namespace) -> dict:
-    import faiss
+    return {"machine": machine(), **bench_ann().flat_vs_hnsw(args)}
 
-    from conba.index import vectors as vec
 
-    info = machine()
-    rng = np.random.default_rng(args.seed)
-    if args.vectors_from:  # the real embeddings of an index (distinct contents)
-        import sqlite3
-
-        db = sqlite3.connect(f"file:{Path(args.vectors_from) / 'index.sqlite'}?mode=ro", uri=True)
-        x = np.stack([np.frombuffer(b, dtype=np.float32) for (b,) in db.execute("SELECT vector FROM vectors")])
-        db.close()
-        data = f"real embeddings from {args.vectors_from}"
-    else:
-        x = rng.standard_normal((args.synthetic, args.dim), dtype=np.float32)
-        x /= np.linalg.norm(x, axis=1, keepdims=True)
-        data = "random unit vectors (no structure: worst case for HNSW)"
-    n, d = x.shape
-    nq = min(1000, n)
-    queries = x[rng.choice(n, nq, replace=False)]
-    ids = np.arange(n, dtype=np.int64)
-    out: dict = {"machine": info, "vectors": n, "dim": d, "data": data,
-                 "hnsw_params": {"M": vec.HNSW_M, "efConstruction": vec.HNSW_EF_CONSTRUCTION,
-                                 "efSearch": vec.HNSW_EF_SEARCH}}
-    exact = None
-    for kind, above in (("flat", n + 1), ("hnsw", 0)):
-        t0 = time.perf_counter()
-        index, built = vec.build(ids, x, hnsw_above=above)
-        build_s = time.perf_counter() - t0
-        lat = []
-        for q in queries[:200]:
-            t0 = time.perf_counter()
-            vec.search(index, q[None], 10)
-            lat.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        _, nbrs = vec.search(index, queries, 11)  # the clones kNN graph: 10 neighbours + itself
-        knn_qps = nq / (time.perf_counter() - t0)
-        if exact is None:
-            exact = nbrs
-            recall = 1.0
-        else:
-            recall = float(np.mean([len(set(a[:10]) & set(b[:10])) / 10 for a, b in zip(nbrs, exact)]))
-        size = len(faiss.serialize_index(index))
-        out[kind] = {"kind": built, "build_s": round(build_s, 2), "build_vectors_per_s": round(n / build_s),
-                     "query_p50_ms": percentile_ms(lat, 50), "query_p95_ms": percentile_ms(lat, 95),
-                     "knn_graph_queries_per_s": round(knn_qps, 1), "recall_at_10_vs_flat": round(recall, 4),
-                     "bytes_per_vector": round(size / n, 1)}
-        print(f"{kind}: {out[kind]}", flush=True)
-        del index
-    out["peak_rss_mb"] = round(peak_rss_mb())
-    return out
+def ann1m(args: argparse.Namespace) -> dict:
+    return {"machine": machine(), **bench_ann().ann(args)}
 
 
 # ---------------------------------------------------------------------- main
@@ -341,17 +325,23 @@ def report(out: Path) -> None:
     print(json.dumps(json.loads(path.read_text()), indent=2))
 
 
-def main(argv: list[str] | None = None) -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("Examples::")[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--phase", choices=["build", "index", "query", "synthetic", "report", "all"], default="all")
+    p.add_argument("--phase", choices=["build", "index", "query", "synthetic", "ann1m", "report", "all"],
+                   default="all", help="all = build, index, query, synthetic")
     p.add_argument("--out", type=Path, default=ROOT / "runs" / "scale", help="scratch folder (tree, index, results)")
     p.add_argument("--data", type=Path, default=DATA, help="folder with the grouped JSONL files")
     p.add_argument("--stdlib", default=sysconfig.get_paths()["stdlib"], help="Python standard library folder")
     p.add_argument("--target", type=int, default=20_000, help="functions in the corpus (approximate)")
     p.add_argument("--stdlib-share", type=float, default=0.3, help="share of the functions from the stdlib")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("-m", "--model", default="default", help="model for a new index (an existing one keeps its own)")
+    p.add_argument("-m", "--model", default="default",
+                   help="model for a new index: a name or any conba model folder (an existing index keeps its own)")
+    p.add_argument("--engine", choices=["torch", "onnx", "onnx-fp32"],
+                   help="encoding engine for a new index (default torch; an existing one keeps its own)")
+    p.add_argument("--tag", help="index folder OUT/index-TAG and results keys index-TAG, query-TAG "
+                                 "(default: the engine when not torch); pass the same to --phase query")
     p.add_argument("-b", "--batch-size", type=int, default=32)
     p.add_argument("-q", "--queries", type=int, default=150, help="search queries to time")
     p.add_argument("-t", "--thresholds", type=float, nargs="*", default=[0.8, 0.9, 0.95],
@@ -360,18 +350,26 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--dim", type=int, default=384, help="vector width for the synthetic phase")
     p.add_argument("--vectors-from", metavar="INDEX_DIR",
                    help="synthetic phase on the real embeddings of this index instead of random vectors "
-                        "(results saved as 'synthetic_real')")
+                        "(results saved as 'synthetic_real'); ann1m fits its Gaussian to them")
+    bench_ann().add_arguments(p)
     args = p.parse_args(argv)
+    if args.tag is None and args.engine not in (None, "torch"):
+        args.tag = args.engine
     args.out = args.out.resolve()
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     phases = ["build", "index", "query", "synthetic"] if args.phase == "all" else [args.phase]
     for phase in phases:
         if phase == "report":
             report(args.out)
             continue
         print(f"== {phase} ({datetime.now().strftime('%H:%M:%S')})", flush=True)
-        result = {"build": build, "index": index, "query": query, "synthetic": synthetic}[phase](args)
+        result = {"build": build, "index": index, "query": query, "synthetic": synthetic, "ann1m": ann1m}[phase](args)
         result["argv"] = " ".join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])])
-        save_phase(args.out, "synthetic_real" if phase == "synthetic" and args.vectors_from else phase, result)
+        save_phase(args.out, phase_key(args, phase), result)
         print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=2), flush=True)
 
 
