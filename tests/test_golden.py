@@ -1,4 +1,4 @@
-"""Golden vectors of the shipped models: `default` and `default-sdtp` must keep giving these numbers.
+"""Golden vectors of the shipped models: `default`, `default-sdtp` and `default-fast` must keep giving these numbers.
 
 Computed with the torch engine for the shipped default of the real-code round (WiSE-FT α 0.5 backbone,
 no head, view code+docs, fingerprint dc1e4bcbd50c76d9) and stored rounded to 1e-4; a change in
@@ -37,6 +37,12 @@ GOLDEN = {
                  [0.0153, 0.093, 0.0351, 0.0634, -0.0638, -0.0498, 0.0361, 0.0068]],
         "cosine": [[1.0, 0.8866, 0.2825], [0.8866, 1.0, 0.366], [0.2825, 0.366, 1.0]],
     },
+    "default-fast": {  # the 3-layer student (conba distill), fingerprint ca5bc463ab564ce9
+        "dims": [[-0.0595, 0.0568, 0.0446, 0.0446, -0.0587, -0.0822, -0.0218, 0.0699],
+                 [-0.03, 0.0726, 0.0807, 0.0476, -0.0872, -0.093, 0.001, 0.0766],
+                 [0.0463, 0.0688, 0.0393, 0.0712, -0.0273, -0.04, 0.0556, 0.0048]],
+        "cosine": [[1.0, 0.8956, 0.2975], [0.8956, 1.0, 0.3734], [0.2975, 0.3734, 1.0]],
+    },
 }
 
 
@@ -47,3 +53,13 @@ def test_shipped_model_vectors(name):
     assert emb.shape == (3, 384) and emb.dtype == np.float32
     np.testing.assert_allclose(emb[:, ::48], GOLDEN[name]["dims"], atol=1e-3)
     np.testing.assert_allclose(emb @ emb.T, GOLDEN[name]["cosine"], atol=1e-3)
+
+
+def test_shipped_student_is_a_three_layer_copy_of_the_default():
+    student, default = conba.load_model("default-fast"), conba.load_model("default")
+    assert student.backbone.num_layers == 3 and default.backbone.num_layers == 6
+    assert student.view == default.view and student.info["teacher_layers"] == [0, 2, 5]
+    assert student.clone_threshold["value"] > 0 and student.threshold is not None
+    emb = student.encode([c for _, c in CODES], languages=[lang for lang, _ in CODES])
+    ref = default.encode([c for _, c in CODES], languages=[lang for lang, _ in CODES])
+    assert np.all(np.sum(emb * ref, axis=1) > 0.9)  # it learned the default's vectors (0.91-0.95)

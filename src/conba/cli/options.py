@@ -70,7 +70,8 @@ def model_option(f: Callable | None = None, *, envvar: bool = True, help: str | 
         return click.option(
             "-m", "--model", "model", default=None, metavar="M", envvar=MODEL_ENV if envvar else None,
             show_envvar=envvar,
-            help=help or "Model: 'default' (shipped), 'zero-shot', a conba model folder or an HF encoder.",
+            help=help or ("Model: 'default' (shipped), 'default-fast' (its 3-layer student), 'zero-shot', "
+                          "a conba model folder or an HF encoder."),
         )(g)
 
     return deco(f) if f is not None else deco
