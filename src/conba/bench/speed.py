@@ -138,7 +138,7 @@ MAP_CHUNK = 512  # records per cached embedding chunk (a killed MAP@R pass resum
 def map_at_r(vs, name: str, records: list, cache_dir: Path | None, log: Callable[[str], None]) -> tuple[float, bool]:
     """Mean cross-language MAP@R of a variant on ``records``. Embeddings are cached in chunks of
     ``MAP_CHUNK`` records (so a long pass resumes); returns (MAP@R, True when all came from the cache)."""
-    from conba.eval.metrics import cross_language_retrieval, embedding_similarity
+    from conba.eval.metrics import records_map_at_r
 
     key = _cache_key(variant_key(vs, name), _data_key(records))
     parts, cached, t0 = [], True, time.time()
@@ -158,9 +158,7 @@ def map_at_r(vs, name: str, records: list, cache_dir: Path | None, log: Callable
             tmp.replace(path)
         log(f"MAP@R {name}: {start + len(chunk)}/{len(records)} snippets encoded ({time.time() - t0:.0f}s)")
     emb = np.concatenate(parts) if parts else np.zeros((0, 1), np.float32)
-    res = cross_language_retrieval(embedding_similarity(emb), [r.group for r in records],
-                                   [r.language for r in records])
-    return float(res["mean"]["map_at_r"]), cached
+    return records_map_at_r(emb, records), cached
 
 
 def run_speed(cfg: SpeedConfig, log: Callable[[str], None] = lambda m: None) -> dict:

@@ -202,3 +202,10 @@ def embedding_similarity(emb: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(emb, axis=1, keepdims=True)
     unit = emb / np.maximum(norms, np.float32(1e-12))
     return (unit @ unit.T).astype(np.float32, copy=False)
+
+
+def records_map_at_r(emb: np.ndarray, records: Sequence) -> float:
+    """Mean cross-language MAP@R of ``emb`` (n, d), one row per record (its ``group`` and ``language``)."""
+    res = cross_language_retrieval(embedding_similarity(emb), [r.group for r in records],
+                                   [r.language for r in records])
+    return float(res["mean"]["map_at_r"])

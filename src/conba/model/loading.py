@@ -20,14 +20,13 @@ def load_model(name_or_path: str | Path = "default", prune: bool = True) -> Conb
 
 def _load_model(name_or_path: str | Path) -> ConbaModel:
     name = str(name_or_path)
-    if name == "default":
-        if not (DEFAULT_MODEL_DIR / CONFIG_NAME).exists():
-            raise ModelError(f"the shipped default model is missing from {DEFAULT_MODEL_DIR}; reinstall conba")
-        return ConbaModel.load(DEFAULT_MODEL_DIR)
-    if name == "default-fast":  # the default model's distilled student (conba distill; docs/BENCHMARKS.md)
-        if not (DEFAULT_FAST_DIR / CONFIG_NAME).exists():
-            raise ModelError(f"the shipped student model is missing from {DEFAULT_FAST_DIR}; reinstall conba")
-        return ConbaModel.load(DEFAULT_FAST_DIR)
+    shipped = {"default": (DEFAULT_MODEL_DIR, "default model"),
+               "default-fast": (DEFAULT_FAST_DIR, "student model")}  # its 3-layer student (conba distill)
+    if name in shipped:
+        folder, what = shipped[name]
+        if not (folder / CONFIG_NAME).exists():
+            raise ModelError(f"the shipped {what} is missing from {folder}; reinstall conba")
+        return ConbaModel.load(folder)
     if name == "default-sdtp":  # the default model with its shipped SDTP token pruner
         model = _load_model("default")
         from conba.encoder.sdtp.scorer import load_pruner

@@ -21,14 +21,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from conba.encoder.backbone import (
-    Backbone,
-    BackboneConfig,
-    BackboneError,
-    apply_num_layers,
-    is_embedded,
-    load_hf,
-)
+from conba.encoder.backbone import Backbone, BackboneConfig, BackboneError, is_embedded, load_hf
 from conba.errors import ConfigError, FormatError
 from conba.heads import load_head, save_head
 from conba.model import st_export
@@ -54,7 +47,6 @@ def _save_backbone(model: ConbaModel, directory: Path, storage: str, dtype: str)
         if not is_embedded(base):
             raise ModelError("delta storage needs the embedded backbone as base; use storage='full'")
         _, base_model = load_hf(base)
-        apply_num_layers(base_model, model.backbone.config.num_layers)  # a student: its first n layers
         base_state = base_model.state_dict()
         state = model.backbone.model.state_dict()
         changed = [k for k, v in state.items() if k not in base_state or not torch.equal(v, base_state[k])]
@@ -149,7 +141,6 @@ def _load_backbone(directory: Path, config: dict) -> Backbone:
             tokenizer, hf = load_hf(str(directory / "backbone"))
         else:
             tokenizer, hf = load_hf(bcfg.name_or_path)
-            apply_num_layers(hf, bcfg.num_layers)
             delta = read_tensors(directory / "backbone_delta.safetensors")
             state = hf.state_dict()
             for k, v in delta.items():

@@ -112,14 +112,12 @@ def distill_loss(s: torch.Tensor, t: torch.Tensor, temperature: float, sim_weigh
 
 def dev_score(model, dev_sets: list[list]) -> dict[str, float]:
     """Mean cross-language MAP@R per dev set and their mean (``"mean"``)."""
-    from conba.eval.metrics import cross_language_retrieval, embedding_similarity
+    from conba.eval.metrics import records_map_at_r
 
     scores = {}
     for records in dev_sets:
         emb = model.encode([r.code for r in records], [r.language for r in records], show_progress_bar=False)
-        res = cross_language_retrieval(embedding_similarity(emb), [r.group for r in records],
-                                       [r.language for r in records])
-        scores[records[0].source or f"dev{len(scores)}"] = float(res["mean"]["map_at_r"])
+        scores[records[0].source or f"dev{len(scores)}"] = records_map_at_r(emb, records)
     scores["mean"] = float(np.mean(list(scores.values()))) if scores else float("nan")
     return scores
 
@@ -149,11 +147,10 @@ class Distiller:
         if max(cfg.layers) >= teacher.backbone.num_layers:
             raise ConfigError(f"layers {cfg.layers}: the teacher has layers 0..{teacher.backbone.num_layers - 1}")
         snippets = collect_snippets(cfg.data, cfg.source, teacher.view, cfg.limit, cfg.source_limit, cfg.seed)
-        real = sum(src.startswith("/") for src in snippets.sources)  # real-code sources are absolute paths
-        self.log(f"{len(snippets)} training snippets ({real} functions from real code), view {teacher.view}")
+        self.log(f"{len(snippets)} training snippets ({snippets.from_source} functions from real code), "
+                 f"view {teacher.view}")
         targets = torch.from_numpy(teacher_vectors(teacher, snippets, out / "teacher", log=self.log))
-        dev_sets = [subset_groups(load_records(p), cfg.dev_limit, cfg.seed) if cfg.dev_limit else load_records(p)
-                    for p in cfg.dev]
+        dev_sets = [subset_groups(load_records(p), cfg.dev_limit, cfg.seed) for p in cfg.dev]
         student = make_student(teacher, cfg.layers)
         del teacher
         student.backbone.set_trainable("full")

@@ -29,7 +29,8 @@ MIN_LINES = 3  # real-code functions shorter than this are skipped (getters, one
 class Snippets:
     codes: list[str]       # as the student reads them (after the input view)
     languages: list[str]
-    sources: list[str]     # "FILE" or "FILE:LINE" (where each came from, for errors and counts)
+    sources: list[str]     # record id, or "FILE:LINE" of a real-code function
+    from_source: int = 0   # how many are real-code functions (--source)
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -77,6 +78,7 @@ def collect_snippets(data: list[str], source: list[str], view: str, limit: int, 
     codes = [r.code for r in records]
     langs = [r.language for r in records]
     sources = [r.id for r in records]
+    n_records = len(records)
     if source:
         c, lang, src = real_code_snippets(source, source_limit, seed)
         codes += c
@@ -89,7 +91,7 @@ def collect_snippets(data: list[str], source: list[str], view: str, limit: int, 
     codes, langs, sources = [codes[i] for i in keep], [langs[i] for i in keep], [sources[i] for i in keep]
     if view != "raw":
         codes, _ = apply_views(codes, langs, view)
-    return Snippets(codes, langs, sources)
+    return Snippets(codes, langs, sources, from_source=sum(i >= n_records for i in keep))
 
 
 def teacher_vectors(teacher, snippets: Snippets, cache_dir: Path, batch_size: int = 32,

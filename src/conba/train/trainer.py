@@ -18,7 +18,7 @@ import torch
 from conba.data import CodeRecord, cap_records, load_many, subset_groups
 from conba.encoder.backbone import BackboneConfig
 from conba.errors import UsageError
-from conba.eval.metrics import cross_language_retrieval, embedding_similarity
+from conba.eval.metrics import records_map_at_r
 from conba.eval.pairs import balanced_pairs, calibrate_threshold
 from conba.heads import HeadConfig, run_prefixed
 from conba.model import ConbaModel
@@ -134,10 +134,7 @@ class Trainer:
         return torch.nn.functional.normalize(out, dim=-1).numpy()
 
     def dev_score(self, dev_states: TokenStates | None) -> float:
-        emb = self.embed_all(self.dev_records, dev_states)
-        res = cross_language_retrieval(embedding_similarity(emb), [r.group for r in self.dev_records],
-                                       [r.language for r in self.dev_records])
-        return float(res["mean"]["map_at_r"])
+        return records_map_at_r(self.embed_all(self.dev_records, dev_states), self.dev_records)
 
     # ------------------------------------------------------------------ checkpoints
     def _save_checkpoint(self, opt: torch.optim.Optimizer, state: dict) -> None:
