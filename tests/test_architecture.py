@@ -19,7 +19,7 @@ MAX_LINES = 400
 # Lower layers never import higher ones; a package may import its own layer (without a cycle).
 LAYERS: list[set[str]] = [
     {"errors", "utils", "settings", "text"},
-    {"data", "syntax"},
+    {"data", "syntax", "lexical"},  # lexical: identifier-word TF-IDF vectors, the fused score
     {"encoder", "heads"},          # backbone, the one layer loop, SDTP inference (encoder.sdtp); heads
     {"engine"},                    # batching, chunks, precision, ONNX: what ConbaModel.encode runs
     {"model", "merge"},

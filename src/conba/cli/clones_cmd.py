@@ -8,7 +8,7 @@ import click
 
 from conba.cli.common import friendly_errors
 from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
-from conba.cli.options import model_option
+from conba.cli.options import lexical_weight_option, model_option
 
 
 def _check_output(output: str) -> None:
@@ -41,9 +41,11 @@ def _check_output(output: str) -> None:
               show_default=True, help="jsonl: one clone class per line, then a stats line; csv: one pair per "
                                       "row; html: report.")
 @click.option("--output", default="-", show_default=True, metavar="FILE", help="Output file ('-' for stdout).")
+@lexical_weight_option(help="Default: the index's (its auto threshold is calibrated for the model's weight).")
 @friendly_errors
 def clones(index_dir: str | None, model: str | None, cross_language_only: bool, threshold: str,
-           min_lines: int, keep_trivial: bool, neighbors: int, grouping: str, fmt: str, output: str) -> None:
+           min_lines: int, keep_trivial: bool, neighbors: int, grouping: str, fmt: str, output: str,
+           lexical_weight: float | None) -> None:
     """Find clones in an index: the kNN graph's pairs at or above the threshold, grouped into
     clone classes whose members are similar to each other (Louvain communities, checked so that
     every member's mean similarity to its class is at least the threshold). Class-size
@@ -60,11 +62,12 @@ def clones(index_dir: str | None, model: str | None, cross_language_only: bool, 
 
     _check_output(output)
     folder = resolve_index_dir(index_dir)
-    with Index(folder, model=resolve_model(model), create=False) as idx:
+    with Index(folder, model=resolve_model(model), create=False, lexical_weight=lexical_weight) as idx:
         report = idx.clone_report(threshold, cross_language_only=cross_language_only, min_lines=min_lines,
                                   neighbors=neighbors, keep_trivial=keep_trivial, grouping=grouping)
         fingerprint = idx.stats()["fingerprint"]
-        info = {"index": folder, "model": f"{idx.model_name} ({fingerprint})", "threshold": report.threshold,
+        weight = f", lexical weight {idx.lexical_weight:g}" if idx.lexical_weight else ""
+        info = {"index": folder, "model": f"{idx.model_name} ({fingerprint}){weight}", "threshold": report.threshold,
                 "cross_language_only": cross_language_only}
     try:
         with click.open_file(output, "w", encoding="utf-8", atomic=output != "-") as out:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import click
 
 from conba.cli.common import MODEL_ENV, friendly_errors, show_progress
-from conba.cli.options import engine_option, model_option, view_option
+from conba.cli.options import engine_option, lexical_weight_option, model_option, view_option
 from conba.index.defaults import DEFAULT_INDEX_DIR, INDEX_ENV, default_index_dir
 
 
@@ -47,6 +47,8 @@ def parse_size(value: str) -> int:
 @engine_option(default=None, help="Recorded in the index: search and serve encode queries with it, and "
                                   "vectors of two engines never mix. Default: the index's engine (torch for a "
                                   "new index).")
+@lexical_weight_option(help="Recorded in the index for search, clones and map. Default: the index's, else the "
+                           "model's (the shipped default's is chosen on the dev sets).")
 @click.option("--max-file-size", default="1MB", show_default=True, metavar="SIZE",
               help="Skip source files larger than this (e.g. 500KB, 2MB).")
 @click.option("-b", "--batch-size", default=32, show_default=True, help="Snippets per encoder batch.")
@@ -61,7 +63,7 @@ def parse_size(value: str) -> int:
 @friendly_errors
 def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view: str | None, engine: str | None,
           max_file_size: str, batch_size: int, rebuild: bool, wait: bool, verbose: bool, as_json: bool,
-          ray_address: str | None) -> None:
+          ray_address: str | None, lexical_weight: float | None) -> None:
     """Index the functions of a codebase for `conba search` and `conba clones`.
 
     Walks PATHS (files or folders), respecting .gitignore and skipping vendored (node_modules,
@@ -102,7 +104,7 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
         click.echo(f"{folder}: waiting for another `conba index` (pid {pid}) to finish...", err=True)
 
     with Index(folder, model=resolve_model(model), rebuild=rebuild, wait=wait, on_wait=waiting, view=view,
-               engine=engine) as idx:
+               engine=engine, lexical_weight=lexical_weight) as idx:
         report = idx.add(list(paths), max_file_size=size, batch_size=batch_size, show_progress=show_progress(),
                          encoder=encoder)
     if as_json:

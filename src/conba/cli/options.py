@@ -120,3 +120,28 @@ def out_option(help: str, *, aliases: Sequence[str] = (), required: bool = True)
     """``-o/--out DIR``: the output folder."""
     return click.option("-o", "--out", "out", cls=AliasOption, aliases=aliases, required=required,
                         type=click.Path(file_okay=False, path_type=Path), metavar="DIR", help=help)
+
+
+def _weight(ctx: click.Context, param: click.Parameter, value: Any) -> float | None:
+    if value is None:
+        return None
+    from conba.errors import ConfigError
+    from conba.lexical.fusion import check_weight
+
+    try:
+        return check_weight(value)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def lexical_weight_option(f: Callable | None = None, *, help: str = "") -> Callable:
+    """``--lexical-weight W`` (long flag only): the lexical share of the fused score, 0..1."""
+
+    def deco(g: Callable) -> Callable:
+        return click.option(
+            "--lexical-weight", "lexical_weight", type=float, default=None, metavar="W", callback=_weight,
+            help=("Share of the lexical (identifier-word TF-IDF) cosine in the score: "
+                  "(1 - W) * dense + W * lexical; 0 = dense only. " + (help or "Default: the index's.")).strip(),
+        )(g)
+
+    return deco(f) if f is not None else deco

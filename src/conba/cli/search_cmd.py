@@ -9,7 +9,7 @@ import click
 
 from conba.cli.common import friendly_errors
 from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
-from conba.cli.options import model_option, view_option
+from conba.cli.options import lexical_weight_option, model_option, view_option
 
 
 def read_query(query: str | None, code: str | None, language: str | None) -> tuple[str, str | None]:
@@ -40,9 +40,11 @@ def read_query(query: str | None, code: str | None, language: str | None) -> tup
 @index_option
 @model_option
 @view_option
+@lexical_weight_option
 @friendly_errors
 def search(query: str | None, code: str | None, k: int, language: str | None, query_language: str | None,
-           fmt: str, show_code: bool, index_dir: str | None, model: str | None, view: str | None) -> None:
+           fmt: str, show_code: bool, index_dir: str | None, model: str | None, view: str | None,
+           lexical_weight: float | None) -> None:
     """Find the indexed functions most similar to a snippet. QUERY is a source file, or - for
     stdin; or pass the snippet with --code. Output: one JSON object per result (rank, score,
     file, start_line, end_line, name, language), or --plain lines.
@@ -59,7 +61,8 @@ def search(query: str | None, code: str | None, k: int, language: str | None, qu
     snippet, qlang = read_query(query, code, query_language)
     if not snippet.strip():
         raise click.ClickException(f"{query or '--code'}: the query is empty")
-    with Index(resolve_index_dir(index_dir), model=resolve_model(model), create=False, view=view) as idx:
+    with Index(resolve_index_dir(index_dir), model=resolve_model(model), create=False, view=view,
+               lexical_weight=lexical_weight) as idx:
         hits = idx.search(snippet, k=k, language=language, query_language=qlang)
     if not hits:
         click.echo("no results", err=True)

@@ -23,9 +23,12 @@ from typing import Any
 
 from conba.errors import ConfigError
 from conba.eval.repo_clones import clone_statistics
+from conba.eval.repo_function_eval import evaluate_functions, function_methods
+from conba.eval.repo_functions import is_function_groups, load_function_groups
 from conba.eval.repo_groups import display_file, load_groups, resolve_groups
 from conba.eval.repo_scores import AGGREGATES, repo_retrieval
 from conba.eval.repo_units import UnitTable, table_from_index, tfidf_table
+from conba.lexical.fusion import check_weight
 
 __all__ = ["BASELINES", "evaluate_repo", "baseline_index_dir"]
 
@@ -72,7 +75,7 @@ def _open_main(paths: Sequence[str | os.PathLike], index_dir: Any, model: Any, b
 
 
 def _baseline_model_table(main_idx: Any, main: UnitTable, baseline_model: Any, cache_dir: Any,
-                          batch_size: int, progress: bool, log: Callable[[str], None]) -> tuple[UnitTable, dict]:
+                          batch_size: int, progress: bool, log: Callable[[str], None]) -> tuple[UnitTable, dict, Any]:
     """The zero-shot (or injected) baseline's units and vectors, from its cached index of the same files."""
     from conba.index import Index
 
@@ -88,7 +91,7 @@ def _baseline_model_table(main_idx: Any, main: UnitTable, baseline_model: Any, c
     info: dict[str, Any] = {"model": name, "fingerprint": fingerprint}
     if fingerprint == main_idx.stats()["fingerprint"]:  # the model under test is the baseline itself
         info.update(index=str(main_idx.path), units_encoded=0, seconds=round(time.perf_counter() - t0, 2))
-        return main, info
+        return main, info, model_obj
     folder = baseline_index_dir(main_idx.path, "zero-shot", fingerprint, cache_dir)
     log(f"zero-shot baseline: indexing the same {len(main.files)} files into {folder}")
     with Index(folder, model=model_obj) as idx:
@@ -96,7 +99,7 @@ def _baseline_model_table(main_idx: Any, main: UnitTable, baseline_model: Any, c
         table = table_from_index(idx, keep=set(main.files))
     info.update(index=str(folder), units_encoded=report.units_encoded, units_reused=report.units_reused,
                 seconds=round(time.perf_counter() - t0, 2))
-    return table, info
+    return table, info, model_obj
 
 
 def _counts(main: UnitTable, groups: list, found: dict[str, str], missing: list) -> dict:
@@ -121,7 +124,8 @@ def evaluate_repo(paths: Sequence[str | os.PathLike], groups_file: str | os.Path
                   index_dir: str | os.PathLike | None = None, baselines: Sequence[str] = BASELINES,
                   aggregate: str = "max", baseline_model: Any = None, cache_dir: str | os.PathLike | None = None,
                   clones: bool = True, batch_size: int = 32, progress: bool = False,
-                  log: Callable[[str], None] | None = None, command: str | None = None) -> dict:
+                  log: Callable[[str], None] | None = None, command: str | None = None,
+                  lexical_weight: float | None = None) -> dict:
     """Evaluate ``model`` on repositories with a groups file; returns a JSON-ready dict.
 
     ``paths``: folders/files to index into ``index_dir`` (incremental); empty = use the index as it
@@ -130,7 +134,13 @@ def evaluate_repo(paths: Sequence[str | os.PathLike], groups_file: str | os.Path
     replaces the zero-shot MiniLM (a name or a model object, e.g. a tiny test model); its index is
     cached under ``cache_dir`` (default ``<index_dir>/eval-repo``). ``aggregate``: ``max`` or
     ``mean-best`` (see :mod:`conba.eval.repo_scores`). ``clones``: add clone-class statistics.
-    ``log`` receives progress lines (the CLI sends them to stderr).
+    ``log`` receives progress lines (the CLI sends them to stderr). ``lexical_weight``: the lexical
+    share of the model's fused score (default: the index's); above 0 the dense score alone is reported
+    too, as ``dense``.
+
+    A function-level groups file (``{"group", "members": [{"language", "file", "name", "line"}]}``, as in
+    ``ports_dev``) is scored function by function (:mod:`conba.eval.repo_functions`), plain and
+    name-blind, instead of file by file.
     """
     log = log or (lambda _msg: None)
     if aggregate not in AGGREGATES:
@@ -141,13 +151,44 @@ def evaluate_repo(paths: Sequence[str | os.PathLike], groups_file: str | os.Path
     t_start = time.perf_counter()
     groups_file = Path(groups_file)
     base = groups_file.parent
-    groups = load_groups(groups_file)  # bad lines fail before any indexing
+    function_level = is_function_groups(groups_file)
+    # bad lines fail before any indexing
+    groups = load_function_groups(groups_file) if function_level else load_groups(groups_file)
     timings: dict[str, Any] = {}
 
     idx, indexing = _open_main(paths, index_dir, model, batch_size, progress, log)
     with idx:
         timings["index_s"] = indexing.get("seconds", 0.0)
         main = table_from_index(idx)
+        weight = idx.lexical_weight if lexical_weight is None else check_weight(lexical_weight)
+        stats = idx.stats()
+        tables: dict[str, UnitTable] = {MAIN: main}
+        if weight:
+            lexical = idx.lexical_index()
+            tables = {MAIN: main.fused(lexical.rows([u.id for u in main.units]), weight), "dense": main}
+        baseline_info: dict[str, dict] = {}
+        baseline_models: dict[str, Any] = {}
+        if "zero-shot" in baselines:
+            tables["zero-shot"], baseline_info["zero-shot"], baseline_models["zero-shot"] = _baseline_model_table(
+                idx, main, baseline_model, cache_dir, batch_size, progress, log)
+            timings["zero_shot_s"] = baseline_info["zero-shot"]["seconds"]
+        if "tfidf" in baselines:
+            t0 = time.perf_counter()
+            tables["tfidf"] = tfidf_table(main)
+            baseline_info["tfidf"] = {"vocabulary": int(tables["tfidf"].vectors.shape[1])}
+            timings["tfidf_fit_s"] = round(time.perf_counter() - t0, 2)
+        model_info = {"name": stats["model"], "fingerprint": stats["fingerprint"], "threshold": stats["threshold"],
+                      "lexical_weight": weight}
+        if function_level:
+            t0 = time.perf_counter()
+            methods = function_methods(idx, tables, baseline_models, batch_size)
+            scored = evaluate_functions(main, groups, methods, log=log)
+            timings["functions_s"] = round(time.perf_counter() - t0, 2)
+            timings["total_s"] = round(time.perf_counter() - t_start, 2)
+            return _clean({"command": command, "cwd": os.getcwd(), "index": str(idx.path), "level": "function",
+                           "paths": [os.path.abspath(p) for p in paths], "groups_file": str(groups_file.resolve()),
+                           "model": model_info, "methods": list(tables), **scored, "baselines": baseline_info,
+                           "indexing": indexing, "timings": timings})
         units_of = {f: int(main.starts[k + 1] - main.starts[k]) for k, f in enumerate(main.files)}
         found, missing = resolve_groups(groups, units_of, set(idx.store.file_states()), base)
         if missing:
@@ -156,19 +197,6 @@ def evaluate_repo(paths: Sequence[str | os.PathLike], groups_file: str | os.Path
         if not found:
             raise ConfigError(f"{groups_file}: none of the grouped files is in the index {idx.path}")
         show = {f: display_file(f, base) for f in main.files}
-        stats = idx.stats()
-
-        tables: dict[str, UnitTable] = {MAIN: main}
-        baseline_info: dict[str, dict] = {}
-        if "zero-shot" in baselines:
-            tables["zero-shot"], baseline_info["zero-shot"] = _baseline_model_table(
-                idx, main, baseline_model, cache_dir, batch_size, progress, log)
-            timings["zero_shot_s"] = baseline_info["zero-shot"]["seconds"]
-        if "tfidf" in baselines:
-            t0 = time.perf_counter()
-            tables["tfidf"] = tfidf_table(main)
-            baseline_info["tfidf"] = {"vocabulary": int(tables["tfidf"].vectors.shape[1])}
-            timings["tfidf_fit_s"] = round(time.perf_counter() - t0, 2)
 
         retrieval: dict[str, dict] = {}
         per_query: dict[str, list] = {}
@@ -193,8 +221,7 @@ def evaluate_repo(paths: Sequence[str | os.PathLike], groups_file: str | os.Path
     return _clean({
         "command": command, "cwd": os.getcwd(), "index": str(idx.path),
         "paths": [os.path.abspath(p) for p in paths], "groups_file": str(groups_file.resolve()),
-        "model": {"name": stats["model"], "fingerprint": stats["fingerprint"], "threshold": stats["threshold"]},
-        "aggregate": aggregate, "methods": list(tables),
+        "level": "file", "model": model_info, "aggregate": aggregate, "methods": list(tables),
         "counts": _counts(main, groups, found, missing),
         "retrieval": retrieval, "baselines": baseline_info, "clones": clone_stats,
         "indexing": indexing, "timings": timings,

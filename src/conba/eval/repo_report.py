@@ -24,9 +24,11 @@ def _table(header: list[str], rows: list[list[str]], rule_before_last: bool = Tr
     return [line(header), rule, *body]
 
 
-def _retrieval_lines(result: dict) -> list[str]:
-    methods = result["methods"]
-    retrieval = result["retrieval"]
+def _retrieval_lines(result: dict, key: str = "retrieval", title: str | None = None) -> list[str]:
+    retrieval = result[key]
+    methods = [m for m in result["methods"] if m in retrieval]
+    if not methods:
+        return []
     pairs = list(retrieval[methods[0]]["pairs"])
     header = ["pair", "queries"] + [f"{m} {k}" for m in methods for k in ("MAP@R", "R@1")]
     rows = []
@@ -42,8 +44,26 @@ def _retrieval_lines(result: dict) -> list[str]:
     for m in methods:
         mean += [_num(retrieval[m]["mean"].get("map_at_r")), _num(retrieval[m]["mean"].get("recall_at_1"))]
     rows.append(mean)
-    title = f"File-level cross-language retrieval ({result['aggregate']} of function similarities)"
+    title = title or f"File-level cross-language retrieval ({result['aggregate']} of function similarities)"
     return [title, *_table(header, rows)]
+
+
+def _weight(model: dict) -> str:
+    w = model.get("lexical_weight")
+    return f"   lexical weight {w:g}" if w else ""
+
+
+def _function_report(result: dict) -> str:
+    c, model = result["counts"], result["model"]
+    lines = [f"model: {model['name'] or '(given object)'} (fingerprint {model['fingerprint']}){_weight(model)}"
+             f"   index: {result['index']}",
+             f"function level: {c['members_found']} of {c['members']} grouped functions found "
+             f"({c['groups_found']} groups), {c['units']} functions ranked", ""]
+    lines += _retrieval_lines(result, "retrieval", "Function-level cross-language retrieval (project:pair)")
+    if result.get("blind"):
+        lines += ["", *_retrieval_lines(result, "blind", "Name-blind (the query's own name replaced by f)")]
+    lines += ["", f"time: {result['timings']['total_s']:.1f} s"]
+    return "\n".join(lines)
 
 
 def _clone_lines(clones: dict) -> list[str]:
@@ -64,11 +84,14 @@ def _clone_lines(clones: dict) -> list[str]:
 
 def format_repo_report(result: dict) -> str:
     """Header (model, index, counts), the retrieval table, clone statistics and timings."""
+    if result.get("level") == "function":
+        return _function_report(result)
     c = result["counts"]
     model = result["model"]
     langs = ", ".join(f"{lang} {v['files']}/{v['units']}" for lang, v in c["languages"].items())
     lines = [
-        f"model: {model['name'] or '(given object)'} (fingerprint {model['fingerprint']})   index: {result['index']}",
+        f"model: {model['name'] or '(given object)'} (fingerprint {model['fingerprint']}){_weight(model)}"
+        f"   index: {result['index']}",
         f"indexed: {c['files']} files, {c['units']} functions (files/functions: {langs})",
         f"groups: {c['groups']} ({c['groups_usable']} with files in 2+ languages), grouped files "
         f"{c['grouped_files_found']} found, {c['grouped_files_missing']} skipped",

@@ -11,7 +11,7 @@ unit similarity is the dot product.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,9 @@ class UnitTable:
     starts: np.ndarray        # (f + 1,) int64: the units of file k are rows starts[k]:starts[k + 1]
     vectors: Any              # (u, d) float32 ndarray or (u, V) scipy CSR matrix
     codes: list[str]          # (u,) unit source, for TF-IDF
+    lexical: Any = None       # (u, V) CSR unit-length lexical vectors, fused with ``vectors`` when given
+    lexical_weight: float = 0.0  # the lexical share of the fused score (conba.lexical.fusion)
+    units: list[Unit] = field(default_factory=list)  # (u,) the units, when the table comes from an index
 
     @property
     def n_units(self) -> int:
@@ -49,10 +52,22 @@ class UnitTable:
 
     def similarity(self, rows_a: np.ndarray, rows_b: np.ndarray) -> np.ndarray:
         """(len(rows_a), len(rows_b)) float32 unit similarities."""
-        a, b = self.vectors[rows_a], self.vectors[rows_b]
-        if sparse.issparse(a):
-            return np.asarray((a @ b.T).toarray(), dtype=np.float32)
-        return np.asarray(a @ b.T, dtype=np.float32)
+        sim = _dot(self.vectors[rows_a], self.vectors[rows_b])
+        if self.lexical is None or not self.lexical_weight:
+            return sim
+        from conba.lexical import fuse
+
+        return fuse(sim, _dot(self.lexical[rows_a], self.lexical[rows_b]), self.lexical_weight)
+
+    def fused(self, lexical: Any, weight: float) -> UnitTable:
+        """The same units scored with the fused dense + lexical score (``lexical``: (u, V) rows)."""
+        return replace(self, lexical=lexical, lexical_weight=weight)
+
+
+def _dot(a: Any, b: Any) -> np.ndarray:
+    if sparse.issparse(a):
+        return np.asarray((a @ b.T).toarray(), dtype=np.float32)
+    return np.asarray(a @ b.T, dtype=np.float32)
 
 
 def _order(units: Iterable[Unit], keep: set[str] | None) -> list[Unit]:
@@ -87,7 +102,7 @@ def table_from_index(index: Any, keep: set[str] | None = None) -> UnitTable:
                            "re-run `conba index` to finish the index")
     vectors = embeddings[[row_of[u.id] for u in units]] if units else np.zeros((0, dim), np.float32)
     files, languages, starts = _layout(units)
-    return UnitTable(files, languages, starts, vectors, [u.code for u in units])
+    return UnitTable(files, languages, starts, vectors, [u.code for u in units], units=units)
 
 
 def tfidf_table(table: UnitTable) -> UnitTable:
@@ -101,4 +116,4 @@ def tfidf_table(table: UnitTable) -> UnitTable:
         if "empty vocabulary" not in str(exc):
             raise
         x = sparse.csr_matrix((table.n_units, 1), dtype=np.float32)
-    return UnitTable(table.files, table.languages, table.starts, x, table.codes)
+    return replace(table, vectors=x, lexical=None, lexical_weight=0.0)

@@ -21,10 +21,13 @@ from conba.index.records import CloneClass, ClonePair, Unit
 
 def candidate_pairs(index: object, ids: np.ndarray, embeddings: np.ndarray, languages: list[str],
                     threshold: float, neighbors: int = 10, cross_language_only: bool = False,
-                    batch: int = 4096) -> dict[tuple[int, int], float]:
+                    batch: int = 4096,
+                    rescore: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+                    ) -> dict[tuple[int, int], float]:
     """Clone pairs {(id_a, id_b): score} with id_a < id_b. ``ids`` (n,) must be sorted ascending;
     ``embeddings`` (n, d) are their vectors and ``index`` a FAISS index over them (other ids in it
-    are ignored)."""
+    are ignored). ``rescore(rows_a, rows_b, dense)`` (m,) -> (m,) turns the dense scores of the
+    neighbour pairs (by row) into the scores compared with the threshold (the fused score)."""
     if len(ids) < 2:
         return {}
     lang_codes = {name: i for i, name in enumerate(sorted(set(languages)))}
@@ -34,12 +37,19 @@ def candidate_pairs(index: object, ids: np.ndarray, embeddings: np.ndarray, lang
     for start in range(0, len(ids), batch):
         rows = np.arange(start, min(start + batch, len(ids)))
         scores, nbr_ids = vec.search(index, embeddings[rows], k)
-        valid = (nbr_ids >= 0) & (scores >= threshold)
+        valid = nbr_ids >= 0
+        if rescore is None:
+            valid &= scores >= threshold
         cols = np.clip(np.searchsorted(ids, nbr_ids), 0, len(ids) - 1)
         valid &= ids[cols] == nbr_ids
         valid &= cols != rows[:, None]
         if cross_language_only:
             valid &= lang[cols] != lang[rows][:, None]
+        if rescore is not None:
+            r, c = np.nonzero(valid)
+            scores = scores.astype(np.float32, copy=True)
+            scores[r, c] = rescore(rows[r], cols[r, c], scores[r, c])
+            valid &= scores >= threshold
         for r, c in zip(*np.nonzero(valid)):
             a, b = int(ids[rows[r]]), int(nbr_ids[r, c])
             key = (a, b) if a < b else (b, a)

@@ -27,6 +27,7 @@ not reported. Each step works on a strict subset of the nodes it took, so the lo
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -73,14 +74,46 @@ def louvain(nodes: list[int], adj: dict[int, dict[int, float]], threshold: float
 class Cohesion:
     """Mean similarity of each member of a set to the other members, from unit vectors (n, d)."""
 
-    def __init__(self, vectors: np.ndarray, row_of: Mapping[int, int]):
+    def __init__(self, vectors: np.ndarray, row_of: Mapping[int, int], lexical: Any = None,
+                 lexical_weight: float = 0.0):
         self.vectors = np.asarray(vectors, dtype=np.float64)
         self.row_of = row_of
+        # The fused score is a dot product too: (1 - w) e_i.e_j + w l_i.l_j = f_i.f_j with
+        # f = [sqrt(1 - w) e, sqrt(w) l] (l: sparse unit-length lexical rows, in the same row order).
+        self.lexical = None
+        if lexical is not None and lexical_weight > 0:
+            from scipy import sparse
+
+            self.vectors = self.vectors * np.sqrt(1.0 - lexical_weight)
+            self.lexical = sparse.csr_matrix(lexical, dtype=np.float64) * np.sqrt(lexical_weight)
+
+    def _parts(self, members: list[int]) -> tuple[np.ndarray, Any]:
+        rows = [self.row_of[m] for m in members]
+        return self.vectors[rows], None if self.lexical is None else self.lexical[rows]
+
+    @staticmethod
+    def _dots(e: np.ndarray, lex: Any, total: tuple[np.ndarray, Any]) -> np.ndarray:
+        """(n,) each member's dot product with ``total`` (a dense part and a lexical part)."""
+        out = e @ total[0]
+        if lex is not None:
+            out = out + np.asarray(lex @ total[1]).ravel()
+        return out
+
+    @staticmethod
+    def _self(e: np.ndarray, lex: Any) -> np.ndarray:
+        out = np.einsum("nd,nd->n", e, e)
+        if lex is not None:
+            out = out + np.asarray(lex.multiply(lex).sum(axis=1)).ravel()
+        return out
+
+    @staticmethod
+    def _total(e: np.ndarray, lex: Any) -> tuple[np.ndarray, Any]:
+        return e.sum(axis=0), None if lex is None else np.asarray(lex.sum(axis=0)).ravel()
 
     def means(self, members: list[int]) -> np.ndarray:
-        """(n,) mean cosine similarity of each member to the n-1 others."""
-        e = self.vectors[[self.row_of[m] for m in members]]
-        totals = e @ e.sum(axis=0) - np.einsum("nd,nd->n", e, e)
+        """(n,) mean similarity (cosine, or the fused score) of each member to the n-1 others."""
+        e, lex = self._parts(members)
+        totals = self._dots(e, lex, self._total(e, lex)) - self._self(e, lex)
         return totals / max(len(members) - 1, 1)
 
     def cohesive(self, members: list[int], threshold: float) -> bool:
@@ -90,30 +123,33 @@ class Cohesion:
         """Drop the least similar member (ties: the highest id) until the rest is cohesive.
         Returns (kept, dropped)."""
         kept = sorted(members)
-        e = self.vectors[[self.row_of[m] for m in kept]]
-        total = e.sum(axis=0)
-        self_sim = np.einsum("nd,nd->n", e, e)
+        e, lex = self._parts(kept)
+        total = self._total(e, lex)
+        self_sim = self._self(e, lex)
         alive = np.ones(len(kept), dtype=bool)
         dropped: list[int] = []
         while alive.sum() > 1:
             n = int(alive.sum())
-            means = np.where(alive, (e @ total - self_sim) / (n - 1), np.inf)
+            means = np.where(alive, (self._dots(e, lex, total) - self_sim) / (n - 1), np.inf)
             worst = int(np.flatnonzero(means == means.min())[-1])
             if means[worst] >= threshold:
                 break
             alive[worst] = False
-            total = total - e[worst]
+            total = (total[0] - e[worst],
+                     None if lex is None else total[1] - np.asarray(lex[worst].toarray()).ravel())
             dropped.append(kept[worst])
         return [m for m, a in zip(kept, alive) if a], sorted(dropped)
 
 
 def cohesive_groups(pairs: Pairs, vectors: np.ndarray, row_of: Mapping[int, int], threshold: float,
-                    resolution: float = 1.0, seed: int = SEED) -> list[list[int]]:
+                    resolution: float = 1.0, seed: int = SEED, lexical: Any = None,
+                    lexical_weight: float = 0.0) -> list[list[int]]:
     """Clone classes (sorted id lists, ordered by first id) of the graph ``pairs`` {(a, b): score}.
 
-    ``vectors`` (n, d) are unit vectors and ``row_of`` maps a unit id to its row."""
+    ``vectors`` (n, d) are unit vectors and ``row_of`` maps a unit id to its row; with ``lexical``
+    (n, V) sparse rows in the same order and a weight > 0, cohesion uses the fused score."""
     adj = adjacency(pairs)
-    check = Cohesion(vectors, row_of)
+    check = Cohesion(vectors, row_of, lexical, lexical_weight)
     work: list[tuple[list[int], bool]] = [(part, False) for part in connected_parts(list(adj), adj)]
     groups: list[list[int]] = []
     while work:

@@ -4,7 +4,9 @@ A folder (default ``.conba-index``, env ``CONBA_INDEX``) holds::
 
     index.sqlite     files, functions (file, qualified name, lines, language, hash, code), embeddings
     vectors.faiss    FAISS index over the embeddings (rebuilt from SQLite after each add)
-    manifest.json    model name + fingerprint, input view, engine, dimension, clone threshold, vector count, checksum
+    lexical.npz      identifier term frequencies of every unit (the lexical channel; :mod:`conba.index.lexical_file`)
+    manifest.json    model name + fingerprint, input view, engine, lexical weight, dimension, clone threshold, counts,
+                     checksums
     index.lock       held (flock) by the one process writing the index; see :mod:`conba.index.lock`
 
 >>> idx = Index(".conba-index", model="default")   # engine="onnx": int8 ONNX Runtime, faster on CPU
@@ -27,7 +29,7 @@ import numpy as np
 
 from conba.data.records import DataError
 from conba.errors import ConfigError
-from conba.index import builder, identity
+from conba.index import builder, identity, lexical_file
 from conba.index import vectors as vec
 from conba.index.clone_report import CloneReport, find_clones
 from conba.index.defaults import DEFAULT_INDEX_DIR, INDEX_ENV, default_index_dir
@@ -35,20 +37,21 @@ from conba.index.errors import (
     CodeIndexError,
     CorruptIndexError,
     IncompleteIndexError,
-    IndexBusyError,
     SourceError,
 )
 from conba.index.filters import DEFAULT_MAX_FILE_SIZE
 from conba.index.identity import DEFAULT_ENGINE, FORMAT_VERSION, failure_reason, model_label
-from conba.index.lock import IndexLock, holder
+from conba.index.lock import IndexLock
+from conba.index.manifest import read_manifest
 from conba.index.records import AddReport, CloneClass, Hit, Unit
-from conba.index.search import filtered_search
+from conba.index.search import filtered_search, fused_search, unit_scores
 from conba.index.store import Store
 from conba.index.threshold import resolve_threshold
-from conba.utils.io import read_json, write_json_atomic
+from conba.utils.io import write_json_atomic
 
 __all__ = ["DEFAULT_INDEX_DIR", "INDEX_ENV", "Index", "default_index_dir"]
 DB_NAME, VECTORS_NAME, MANIFEST_NAME = "index.sqlite", "vectors.faiss", "manifest.json"
+LEXICAL_NAME = "lexical.npz"
 
 
 class Index:
@@ -59,6 +62,8 @@ class Index:
     ``engine`` (torch, onnx, onnx-fp32; :mod:`conba.engine`) encodes units and queries; it is recorded
     with a new index (default torch), and an index refuses another engine's vectors
     (:class:`EngineMismatchError`); when omitted, the engine the index was built with is used.
+    ``lexical_weight`` (0..1) is the lexical share of the fused score that search, clones and scores use
+    (:mod:`conba.lexical`); when omitted, the weight the index records (the model's at indexing time).
 
     Writing (``add``, ``rebuild``) takes the folder's lock: while another process writes the same
     index this raises :class:`IndexBusyError`, or with ``wait=True`` waits for it (calling
@@ -67,7 +72,11 @@ class Index:
     def __init__(self, path: str | os.PathLike | None = None, model: Any = None, *, create: bool = True,
                  rebuild: bool = False, hnsw_above: int = vec.HNSW_ABOVE, wait: bool = False,
                  on_wait: Callable[[str], None] | None = None, view: str | None = None,
-                 engine: str | None = None):
+                 engine: str | None = None, lexical_weight: float | None = None):
+        from conba.lexical.fusion import check_weight
+
+        self._lexical_weight = None if lexical_weight is None else check_weight(lexical_weight)
+        self._lexical: Any = None
         self.path = Path(default_index_dir(path))
         self.hnsw_above = hnsw_above
         if self.path.exists() and not self.path.is_dir():
@@ -106,7 +115,7 @@ class Index:
 
     # ------------------------------------------------------------------ lifecycle
     def _wipe(self) -> None:
-        for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", VECTORS_NAME, MANIFEST_NAME):
+        for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", VECTORS_NAME, LEXICAL_NAME, MANIFEST_NAME):
             (self.path / name).unlink(missing_ok=True)
 
     def _remove_if_new(self) -> None:
@@ -193,6 +202,14 @@ class Index:
         value = self._db(self.store.get_meta, "clone_threshold") or self._db(self.store.get_meta, "threshold")
         return float(value) if value is not None else None
 
+    @property
+    def lexical_weight(self) -> float:
+        """The lexical share of the fused score: the one given, else the index's, else 0 (dense only)."""
+        if self._lexical_weight is not None:
+            return self._lexical_weight
+        value = self._db(self.store.get_meta, "lexical_weight")
+        return float(value) if value is not None else 0.0
+
     # ------------------------------------------------------------------ indexing
     def add(self, paths: str | os.PathLike | Iterable[str | os.PathLike], *,
             max_file_size: int = DEFAULT_MAX_FILE_SIZE, batch_size: int = 32, commit_every: int | None = None,
@@ -232,6 +249,9 @@ class Index:
         self._db(encoder or builder.encode_missing, self.store, model, report, batch_size=batch_size,
                  commit_every=commit_every, show_progress=show_progress, engine=self.engine)
         report.units_reused = max(0, changed - report.units_encoded)
+        if self._lexical_weight is not None or self._db(self.store.get_meta, "lexical_weight") is None:
+            weight = self._lexical_weight if self._lexical_weight is not None else getattr(model, "lexical_weight", 0.0)
+            self._db(self.store.set_meta, lexical_weight=float(weight or 0.0))
         self._finalize()
         report.units_total = len(self)
         return report
@@ -251,46 +271,24 @@ class Index:
         ids, embeddings = self._db(self.store.all_vectors, dim)
         index, kind = vec.build(ids, embeddings, hnsw_above=self.hnsw_above)
         sha = vec.write(index, self.path / VECTORS_NAME)
+        lexical = lexical_file.update(self.path / LEXICAL_NAME, self._db(self.store.all_units))
         manifest = {
             "format": "conba-index", "format_version": FORMAT_VERSION,
             "model": self._db(self.store.get_meta, "model"),
             "fingerprint": self._db(self.store.get_meta, "fingerprint"),
             "view": self._db(self.store.get_meta, "view") or "raw", "engine": self.engine, "dim": dim,
             "threshold": self.threshold, "count": int(len(ids)), "kind": kind,
-            "vectors": VECTORS_NAME, "sha256": sha,
+            "vectors": VECTORS_NAME, "sha256": sha, "lexical_weight": self.lexical_weight, "lexical": lexical,
         }
         write_json_atomic(self.path / MANIFEST_NAME, manifest)
         self._db(self.store.set_meta, state="ready", failure=None)
         self._faiss = index
+        self._lexical = None
 
     # ------------------------------------------------------------------ reading
     def manifest(self) -> dict[str, Any]:
-        state = self._db(self.store.get_meta, "state")
-        if state is None:
-            raise CodeIndexError(f"{self.path}: the index is empty; add code with `conba index PATH`")
-        if state != "ready":
-            pid = None if self._lock.held else holder(self.path)
-            if pid is not None:
-                raise IndexBusyError(f"{self.path}: `conba index` (pid {pid}) is writing this index right now; "
-                                     "try again when it has finished")
-            failure = self._db(self.store.get_meta, "failure")
-            if failure:
-                raise IncompleteIndexError(f"{self.path}: the last `conba index` run failed: {failure}; fix "
-                                           "that, then run `conba index` again")
-            raise IncompleteIndexError(f"{self.path}: indexing was interrupted; re-run `conba index` "
-                                       "to finish it")
-        try:
-            manifest = read_json(self.path / MANIFEST_NAME)
-        except (FileNotFoundError, ValueError) as exc:
-            raise CorruptIndexError(f"{exc}; re-run `conba index` to rebuild it") from None
-        if not isinstance(manifest, dict) or manifest.get("format") != "conba-index":
-            raise CorruptIndexError(f"{self.path / MANIFEST_NAME}: not a conba index manifest; re-run "
-                                    "`conba index` to rebuild it")
-        if manifest.get("fingerprint") != self._db(self.store.get_meta, "fingerprint"):
-            raise CorruptIndexError(f"{self.path / MANIFEST_NAME}: manifest does not match the database; "
-                                    "re-run `conba index` to rebuild it")
-        manifest.setdefault("engine", DEFAULT_ENGINE)  # written before the engine was recorded
-        return manifest
+        """The manifest of a completed run, checked against the database (:func:`manifest.read_manifest`)."""
+        return self._db(read_manifest, self.path, self.path / MANIFEST_NAME, self.store, self._lock.held)
 
     def _vectors(self) -> Any:
         if self._faiss is None:
@@ -301,6 +299,21 @@ class Index:
     def load_vectors(self) -> int:
         """Read and verify the vector file now (it is otherwise read on first search); returns its size."""
         return int(self._vectors().ntotal)
+
+    def lexical_index(self) -> lexical_file.LexicalIndex:
+        """The units' lexical vectors (:class:`conba.index.lexical_file.LexicalIndex`), read once."""
+        if self._lexical is None:
+            recorded = self.manifest().get("lexical")
+            self._lexical = self._db(lexical_file.load, self.path / LEXICAL_NAME, recorded, self.units)
+            lang_of = dict(zip(*self._db(self.store.unit_languages)))
+            self._unit_languages = np.array([lang_of.get(int(i), "") for i in self._lexical.ids], dtype=object)
+        return self._lexical
+
+    def score_matrix(self, ids_a: np.ndarray, ids_b: np.ndarray) -> np.ndarray:
+        """(len(ids_a), len(ids_b)) float32 scores between units by id: the fused score at
+        :attr:`lexical_weight` (the dense cosine alone at 0)."""
+        weight = self.lexical_weight
+        return self._db(unit_scores, self.store, self.lexical_index() if weight else None, weight, ids_a, ids_b)
 
     def search(self, code: str, k: int = 10, language: str | None = None,
                query_language: str | None = None) -> list[Hit]:
@@ -316,19 +329,27 @@ class Index:
         qlang = normalize_language(query_language) if query_language else ""
         query = self._encoding_model().encode([code], languages=[qlang], show_progress_bar=False,
                                               engine=self.engine)
-        return self.search_vectors(query, k=k, language=language)[0]
+        return self.search_vectors(query, k=k, language=language, codes=[code])[0]
 
-    def search_vectors(self, queries: np.ndarray, k: int = 10, language: str | None = None) -> list[list[Hit]]:
+    def search_vectors(self, queries: np.ndarray, k: int = 10, language: str | None = None,
+                       codes: list[str] | None = None) -> list[list[Hit]]:
         """Search with query embeddings, float32 (b, d), L2-normalised: the ``k`` best hits per query
-        (optionally only units in ``language``). ``conba serve`` batches the encoding of queries itself."""
+        (optionally only units in ``language``). ``conba serve`` batches the encoding of queries itself.
+        With the queries' ``codes`` and a lexical weight > 0 the hits are ranked by the fused score."""
         from conba.data.records import normalize_language
 
         if k < 1:
             raise ConfigError("k must be >= 1")
         queries = np.atleast_2d(np.asarray(queries, dtype=np.float32))
         language = normalize_language(language) if language else None
-        return filtered_search(self._vectors(), queries, k, language,
-                               lambda ids: self._db(self.store.units, ids))
+        lookup = lambda ids: self._db(self.store.units, ids)  # noqa: E731
+        if codes is None or not self.lexical_weight:
+            return filtered_search(self._vectors(), queries, k, language, lookup)
+        if len(codes) != len(queries):
+            raise ConfigError(f"{len(codes)} query codes for {len(queries)} query vectors")
+        lex = self.lexical_index()
+        return fused_search(self._vectors(), queries, lex.encode(codes), k, language, self.lexical_weight, lex,
+                            self._unit_languages, lookup, lambda ids: self._db(self.store.vectors_of, ids))
 
     def clones(self, threshold: str | float | None = "auto", *, cross_language_only: bool = False,
                min_lines: int = 1, neighbors: int = 10, keep_trivial: bool = False,
@@ -354,9 +375,11 @@ class Index:
         units = self._db(self.store.all_units)
         if len(units) != len(ids) or any(u.id != i for u, i in zip(units, ids.tolist())):
             raise IncompleteIndexError(f"{self.path}: some functions have no embedding; re-run `conba index`")
+        weight = self.lexical_weight
         return find_clones(units, ids, embeddings, index, t, cross_language_only=cross_language_only,
                            min_lines=min_lines, neighbors=neighbors, keep_trivial=keep_trivial,
-                           grouping=grouping, hnsw_above=self.hnsw_above)
+                           grouping=grouping, hnsw_above=self.hnsw_above, lexical_weight=weight,
+                           lexical=self.lexical_index() if weight else None)
 
     def units(self) -> list[Unit]:
         """Every indexed unit (function, method, file or window), in id order."""

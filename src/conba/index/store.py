@@ -182,6 +182,24 @@ class Store:
         return (np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows],
                 np.array([r[2] for r in rows], dtype=np.int64))
 
+    def unit_languages(self) -> tuple[np.ndarray, list[str]]:
+        """(ids int64, languages) of every unit, by id."""
+        rows = self.db.execute("SELECT id, language FROM units ORDER BY id").fetchall()
+        return np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows]
+
+    def vectors_of(self, ids: Iterable[int]) -> dict[int, np.ndarray]:
+        """{unit id: stored vector (float32)} of the units ``ids`` that have one."""
+        ids = [int(i) for i in ids]
+        out: dict[int, np.ndarray] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for uid, blob in self.db.execute(
+                    f"SELECT u.id, v.vector FROM units u JOIN vectors v ON u.hash = v.hash WHERE u.id IN ({marks})",
+                    chunk):
+                out[uid] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
     def languages(self) -> dict[str, int]:
         rows = self.db.execute("SELECT language, count(*) FROM units GROUP BY language ORDER BY 2 DESC")
         return dict(rows.fetchall())

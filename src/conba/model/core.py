@@ -57,6 +57,9 @@ class ConbaModel(nn.Module):
         self.clone_threshold: dict | None = None  # {"value", "precision", "recall", ...}: `conba calibrate`
         self.info: dict = dict(info or {})
         self.view = check_view(view)  # input view encode() applies (conba.syntax.view); saved with the model
+        # The lexical share of the fused score that indexes built with this model use (conba.lexical);
+        # 0: dense only. Not part of the fingerprint: it changes scores, not vectors.
+        self.lexical_weight: float = 0.0
         self.pruner: nn.Module | None = None  # SDTP token scorers (conba.prune), saved in prune/
         self.use_pruning = True  # encode() prunes when a pruner is attached; load_model(prune=False) turns it off
         self._engines: dict = {}  # ONNX Runtime encoders built on first use (conba.engine.onnx_runtime)

@@ -24,6 +24,7 @@ import torch
 from conba.encoder.backbone import Backbone, BackboneConfig, BackboneError, is_embedded, load_hf
 from conba.errors import ConfigError, FormatError
 from conba.heads import load_head, save_head
+from conba.lexical.fusion import check_weight
 from conba.model import st_export
 from conba.model.core import CONFIG_NAME, FORMAT_VERSION, ModelError
 from conba.syntax.view import VIEWS
@@ -101,6 +102,7 @@ def save_model(model: ConbaModel, directory: str | Path, storage: str = "auto", 
         **({"clone_threshold": model.clone_threshold} if model.clone_threshold else {}),
         "fingerprint": model.fingerprint(),
         "view": model.view,
+        **({"lexical_weight": model.lexical_weight} if model.lexical_weight else {}),
         "info": model.info,
     }
     write_json_atomic(directory / CONFIG_NAME, config)
@@ -174,6 +176,10 @@ def load_folder(cls: type[ConbaModel], directory: str | Path) -> ConbaModel:
     try:
         model.max_chunks = check_max_chunks(config.get("max_chunks", 1))  # old folders: truncation
     except ValueError as exc:
+        raise ModelError(f"{cfg_path}: {exc}") from None
+    try:
+        model.lexical_weight = check_weight(config.get("lexical_weight", 0.0))
+    except ConfigError as exc:
         raise ModelError(f"{cfg_path}: {exc}") from None
     calibrated = model.clone_threshold = config.get("clone_threshold")
     if calibrated is not None and not (isinstance(calibrated, dict)

@@ -1,0 +1,145 @@
+"""The lexical vectors of an index (``lexical.npz``), beside the dense ones (``vectors.faiss``).
+
+The file holds, for every unit in id order, its content hash and its sublinear term frequencies over
+hashed identifier terms (:class:`conba.lexical.LexicalVectorizer`), as one CSR matrix
+(``ids``, ``hashes``, ``indptr``, ``indices``, ``data``; plain arrays, read with
+``allow_pickle=False``). It is rewritten atomically at the end of every ``conba index`` run; rows
+of contents seen before are reused by hash, so a run tokenizes only new code. Readers weigh the rows
+with the document frequencies of the whole index (:class:`LexicalIndex`).
+
+Glossary: n units, b queries, V hashed columns.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from scipy import sparse
+
+from conba.index.errors import CorruptIndexError
+from conba.index.records import Unit
+from conba.utils.io import atomic_write
+
+__all__ = ["LexicalIndex", "build_rows", "write_rows", "read_rows"]
+
+_KEYS = ("ids", "hashes", "indptr", "indices", "data")
+
+
+def read_rows(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, sparse.csr_matrix] | None:
+    """(ids (n,), hashes (n,), term frequencies (n, V)) from ``path``; None when there is no file."""
+    from conba.lexical.vectorizer import N_FEATURES
+
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in _KEYS}
+        tf = sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]),
+                               shape=(len(arrays["ids"]), N_FEATURES))
+    except (OSError, ValueError, KeyError) as exc:
+        raise CorruptIndexError(f"{path}: lexical vector file is damaged ({exc}); re-run `conba index` "
+                                "to rebuild it") from None
+    return arrays["ids"].astype(np.int64), arrays["hashes"], tf
+
+
+def build_rows(units: Sequence[Unit], previous: tuple | None) -> tuple[np.ndarray, np.ndarray, sparse.csr_matrix]:
+    """(ids, hashes, term frequencies) of ``units`` (in id order), reusing ``previous`` rows by hash."""
+    from conba.lexical import LexicalVectorizer
+
+    ids = np.array([u.id for u in units], dtype=np.int64)
+    hashes = np.array([u.hash for u in units], dtype="U64")
+    known: dict[str, int] = {}
+    if previous is not None:
+        known = {str(h): r for r, h in enumerate(previous[1])}
+    new = sorted({str(h) for h in hashes if str(h) not in known})
+    code_of = {u.hash: u.code for u in units}
+    fresh = LexicalVectorizer().term_frequencies([code_of[h] for h in new])
+    fresh_row = {h: r for r, h in enumerate(new)}
+    parts = []
+    for h in hashes.tolist():
+        if h in fresh_row:
+            parts.append(fresh[fresh_row[h]])
+        else:
+            parts.append(previous[2][known[h]])
+    from conba.lexical.vectorizer import N_FEATURES
+
+    tf = sparse.vstack(parts, format="csr") if parts else sparse.csr_matrix((0, N_FEATURES), dtype=np.float32)
+    return ids, hashes, tf.astype(np.float32)
+
+
+def write_rows(path: str | os.PathLike, ids: np.ndarray, hashes: np.ndarray, tf: sparse.csr_matrix) -> None:
+    """Write the lexical file atomically."""
+    def save(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, ids=ids, hashes=hashes, indptr=tf.indptr, indices=tf.indices, data=tf.data)
+
+    atomic_write(path, save)
+
+
+class LexicalIndex:
+    """The index's lexical vectors, weighed with its document frequencies: score queries against them."""
+
+    def __init__(self, ids: np.ndarray, tf: sparse.csr_matrix):
+        from conba.lexical.vectorizer import IdfTable, LexicalVectorizer
+
+        self.ids = np.asarray(ids, dtype=np.int64)
+        self.idf = IdfTable.fit(tf).weights()
+        self._vectorizer = LexicalVectorizer()
+        self.vectors = self._vectorizer.weigh(tf, self.idf)          # (n, V) unit length
+        self.row_of = {int(i): r for r, i in enumerate(self.ids)}
+
+    def encode(self, codes: Sequence[str]) -> sparse.csr_matrix:
+        """(b, V) unit-length lexical vectors of ``codes``, weighed like the index's units."""
+        return self._vectorizer.weigh(self._vectorizer.term_frequencies(codes), self.idf)
+
+    def rows(self, ids: Sequence[int]) -> sparse.csr_matrix:
+        """(len(ids), V) the vectors of the units ``ids``."""
+        return self.vectors[[self.row_of[int(i)] for i in ids]]
+
+    def scores(self, queries: sparse.csr_matrix, ids: Sequence[int] | None = None) -> np.ndarray:
+        """(b, n) float32 lexical cosines of ``queries`` with every unit (or with ``ids``)."""
+        target = self.vectors if ids is None else self.rows(ids)
+        return np.asarray((queries @ target.T).toarray(), dtype=np.float32)
+
+    def pair_scores(self, ids_a: Sequence[int], ids_b: Sequence[int]) -> np.ndarray:
+        """(m,) lexical cosines of the unit pairs ``(ids_a[k], ids_b[k])``."""
+        a, b = self.rows(ids_a), self.rows(ids_b)
+        return np.asarray(a.multiply(b).sum(axis=1), dtype=np.float32).ravel()
+
+
+def update(path: str | os.PathLike, units: Sequence[Unit]) -> dict:
+    """Rewrite the lexical file for ``units`` (id order), reusing the rows it held by content hash;
+    returns what the manifest records (file name, unit count, sha256)."""
+    from conba.index.vectors import file_sha256
+
+    try:
+        previous = read_rows(path)
+    except CorruptIndexError:
+        previous = None  # rebuilt from the units below
+    ids, hashes, tf = build_rows(units, previous)
+    write_rows(path, ids, hashes, tf)
+    return {"file": Path(path).name, "count": int(len(ids)), "sha256": file_sha256(path)}
+
+
+def load(path: str | os.PathLike, recorded: dict | None, units: Callable[[], Sequence[Unit]]) -> LexicalIndex:
+    """The :class:`LexicalIndex` of an index: from its file when the manifest ``recorded`` one (checked
+    against its sha256), else (an index written before the lexical channel) from ``units()`` in memory."""
+    from conba.index.vectors import file_sha256
+
+    path = Path(path)
+    if recorded:
+        if not path.exists():
+            raise CorruptIndexError(f"{path}: lexical vector file is missing; re-run `conba index` to rebuild it")
+        if recorded.get("sha256") and file_sha256(path) != recorded["sha256"]:
+            raise CorruptIndexError(f"{path}: lexical vector file is corrupted or truncated (checksum "
+                                    "mismatch); re-run `conba index` to rebuild it")
+        rows = read_rows(path)
+        assert rows is not None
+        ids, _, tf = rows
+    else:
+        ids, _, tf = build_rows(units(), None)
+    return LexicalIndex(ids, tf)
