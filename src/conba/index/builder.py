@@ -17,7 +17,7 @@ from typing import Any
 
 from conba.index.errors import SourceError
 from conba.index.extract import extract_units
-from conba.index.filters import DEFAULT_MAX_FILE_SIZE, Skip, read_source
+from conba.index.filters import DEFAULT_MAX_FILE_SIZE, Skip, index_error_message, read_source
 from conba.index.records import AddReport
 from conba.index.store import Store, db_path, fs_path, shown_path
 from conba.index.walker import Discovery, discover
@@ -58,7 +58,7 @@ def scan(store: Store, paths: Iterable[str | os.PathLike], report: AddReport,
             try:
                 read_source(cand.path, max_file_size)
             except Skip as exc:
-                raise SourceError(str(exc)) from None
+                raise SourceError(index_error_message(exc)) from None
     states = store.file_states()
     kept: set[str] = set()
     pending: list[tuple[str, str, int, int, list]] = []
