@@ -30,9 +30,10 @@ def main() -> None:
     ap.add_argument("--model", default="default")
     args = ap.parse_args()
 
+    from conba.engine.threads import apply_threads
+
     from conba.bench.variants import sentence_transformer
     from conba.data import load_records
-    from conba.engine.threads import apply_threads
     from conba.model import load_model
 
     threads = apply_threads()

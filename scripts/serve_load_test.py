@@ -2,12 +2,16 @@
 
     python scripts/serve_load_test.py --index .conba-index                 # 50 clients, 60 s
     python scripts/serve_load_test.py --index IDX --clients 10 --seconds 10 --json-out out.json
+    python scripts/serve_load_test.py --index IDX --bad-share 0.1    # 10% malformed requests mixed in
 
 Starts `conba serve` on a free 127.0.0.1 port (or uses --url, which must be a loopback address),
 measures a single warm search first (one client, sequential requests, query encoding included),
 then runs the concurrent phase and reports throughput, p50/p95/p99 latency per call, errors and the
 server's peak memory (VmHWM). Bounded: at most 200 clients, 600 s and --max-requests requests.
 The snippets are the indexed functions themselves (read from the index), so the load is realistic.
+With ``--bad-share F`` a fraction F of the requests is malformed (a lone surrogate in the code, which
+the server must refuse with 422 without failing the good requests batched with it); errors among
+the good requests (``errors``) and wrong answers to the bad ones (``bad_not_refused``) are counted apart.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import numpy as np
 from conba.utils.io import write_text_atomic
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+BAD_CODE = 'x = "\\udcff"'  # JSON text whose string holds a lone surrogate: not valid Unicode
 MAX_CLIENTS, MAX_SECONDS = 200, 600
 
 
@@ -77,13 +82,20 @@ def single_search(url: str, items: list[tuple[str, str]], n: int, token: str | N
     return percentiles(times)
 
 
+def bad_body(op: str) -> bytes:
+    """A malformed request body for ``op`` (the code holds a lone surrogate)."""
+    field = '"code": "' if op == "search" else '"a": "def f(): pass", "b": "'
+    return ("{" + field + BAD_CODE.replace('"', '\\"') + '"}').encode("ascii")
+
+
 async def load(url: str, items: list[tuple[str, str]], clients: int, seconds: float, search_share: float,
-               max_requests: int, token: str | None) -> dict:
+               max_requests: int, token: str | None, bad_share: float = 0.0) -> dict:
     import httpx
 
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     lat: dict[str, list[float]] = {"search": [], "compare": []}
     errors: list[str] = []
+    bad = {"sent": 0, "refused_422": 0, "not_refused": []}
     count = 0
     deadline = time.perf_counter() + seconds
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -99,6 +111,18 @@ async def load(url: str, items: list[tuple[str, str]], clients: int, seconds: fl
             else:
                 (a, la), (b, lb) = rng.choice(items), rng.choice(items)
                 op, body = "compare", {"a": a, "b": b, "language_a": la, "language_b": lb}
+            if rng.random() < bad_share:
+                bad["sent"] += 1
+                try:
+                    r = await http.post(f"/{op}", content=bad_body(op),
+                                        headers={"content-type": "application/json"})
+                    ok = r.status_code == 422
+                    bad["refused_422"] += ok
+                    if not ok:
+                        bad["not_refused"].append(f"{op} {r.status_code} {r.text[:200]}")
+                except httpx.HTTPError as exc:
+                    bad["not_refused"].append(f"{op} {type(exc).__name__}: {exc}")
+                continue
             t0 = time.perf_counter()
             try:
                 r = await http.post(f"/{op}", json=body)
@@ -117,6 +141,8 @@ async def load(url: str, items: list[tuple[str, str]], clients: int, seconds: fl
     done = sum(len(v) for v in lat.values())
     return {"clients": clients, "seconds": round(wall, 1), "requests": done + len(errors),
             "throughput_rps": round(done / wall, 1), "errors": len(errors), "error_samples": errors[:5],
+            "good_requests": done + len(errors), "bad_requests": bad["sent"], "bad_refused_422": bad["refused_422"],
+            "bad_not_refused": len(bad["not_refused"]), "bad_samples": bad["not_refused"][:5],
             "search": percentiles(lat["search"]), "compare": percentiles(lat["compare"]),
             "all": percentiles(lat["search"] + lat["compare"])}
 
@@ -161,7 +187,11 @@ def main() -> int:
     ap.add_argument("--max-requests", type=int, default=200_000)
     ap.add_argument("--workers", type=int, default=None, help="--workers of the started server")
     ap.add_argument("--json-out", default=None, help="write the results here")
+    ap.add_argument("--bad-share", type=float, default=0.0,
+                    help="fraction of malformed requests mixed in (e.g. 0.1); errors among good ones are counted apart")
     args = ap.parse_args()
+    if not 0 <= args.bad_share < 1:
+        raise SystemExit("--bad-share must be in [0, 1)")
     if not 1 <= args.clients <= MAX_CLIENTS or not 0 < args.seconds <= MAX_SECONDS:
         raise SystemExit(f"--clients must be 1..{MAX_CLIENTS} and --seconds 0..{MAX_SECONDS}")
     token = os.environ.get("CONBA_TOKEN")
@@ -180,7 +210,7 @@ def main() -> int:
         load_before = os.getloadavg()
         single = single_search(url, items, args.single, token)
         result = asyncio.run(load(url, items, args.clients, args.seconds, args.search_share, args.max_requests,
-                                  token))
+                                  token, args.bad_share))
         out = {"index_functions": health["index"].get("functions"), "model": health["model"]["name"],
                "workers": health["workers"], "threads_per_worker": health["threads_per_worker"],
                "cpus": os.cpu_count(), "loadavg_before": [round(x, 2) for x in load_before],
@@ -195,7 +225,7 @@ def main() -> int:
     print(json.dumps(out, indent=2))
     if args.json_out:
         write_text_atomic(args.json_out, json.dumps(out, indent=2) + "\n")
-    return 1 if out["errors"] else 0
+    return 1 if out["errors"] or out["bad_not_refused"] else 0
 
 
 if __name__ == "__main__":

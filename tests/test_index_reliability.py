@@ -83,7 +83,8 @@ def test_db_path_round_trip():
     assert db_path("/a/b.py") == "/a/b.py" == fs_path("/a/b.py")
     odd = os.fsdecode(b"/a/b\xffad.py")
     assert db_path(odd) == "/a/b\\xffad.py" and fs_path(db_path(odd)) == odd
-    assert fs_path("/a/literal\\x41.py") == "/a/literal\\x41.py"
+    literal = "/a/literal\\x41.py"  # a valid name with a backslash: stored apart from any escape
+    assert db_path(literal) == "/a/literal\\\\x41.py" and fs_path(db_path(literal)) == literal
 
 
 @pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="the file system needs to accept non-UTF-8 names")

@@ -120,6 +120,39 @@ def test_errors_reach_every_waiting_request():
     assert all(isinstance(x, ValueError) and "exploded" in str(x) for x in out)
 
 
+class PoisonEncoder(SlowEncoder):
+    """Fails any call that contains the snippet "bad" (like a tokenizer given a lone surrogate)."""
+
+    def __call__(self, codes: list[str], languages: list[str]) -> np.ndarray:
+        if "bad" in codes:
+            self.calls.append(len(codes))
+            raise ValueError("cannot tokenize")
+        return super().__call__(codes, languages)
+
+
+def test_one_bad_request_fails_only_itself():
+    enc = PoisonEncoder(0.05)
+
+    async def main():
+        b = EncodeBatcher(enc, workers=1, max_batch=64)
+        await b.start()
+        try:
+            codes = ["bad" if i in (3, 7) else str(i) for i in range(12)]
+            out = await asyncio.gather(*[b.encode([c], [""]) for c in codes], return_exceptions=True)
+            return codes, out, b.stats
+        finally:
+            await b.stop()
+
+    codes, out, stats = _run(main())
+    for code, result in zip(codes, out):
+        if code == "bad":
+            assert isinstance(result, ValueError)
+        else:
+            assert isinstance(result, np.ndarray) and result[0, 0] == float(code)
+    assert max(enc.calls) > 1  # they were batched together, and the batch failed first
+    assert stats.failed == 2 and stats.retried > 0 and stats.requests == 10
+
+
 def test_needs_start():
     with pytest.raises(RuntimeError, match="start"):
         _run(EncodeBatcher(SlowEncoder()).encode(["1"], [""]))

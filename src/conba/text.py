@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["split_identifiers", "split_words", "code_tokens"]
+__all__ = ["split_identifiers", "split_words", "code_tokens", "check_unicode", "decode_text"]
 
 # A quoted literal on one line ("..." or '...', with backslash escapes). ``split_identifiers`` leaves
 # these untouched; ``code_tokens`` tokenizes their words like code.
@@ -43,6 +43,44 @@ _CHUNK_CACHE: dict[str, tuple[str, ...]] = {}
 _RAW_CACHE: dict[str, tuple[str, ...]] = {}
 _CACHE_MAX = 200_000
 _CHUNK_CACHE_MAX_LEN = 100
+
+
+def _where(text: str, index: int) -> str:
+    line = text.count("\n", 0, index) + 1
+    return f"line {line}, column {index - (text.rfind(chr(10), 0, index) + 1) + 1}"
+
+
+def check_unicode(text: str) -> str:
+    """``text`` unchanged, or ValueError naming where it holds a lone surrogate (``\\udcff``): such a
+    string is not valid Unicode (no tokenizer or UTF-8 writer takes it)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"not valid Unicode: lone surrogate {text[exc.start]!a} at "
+                         f"{_where(text, exc.start)}") from None
+    return text
+
+
+def decode_text(data: bytes | str, what: str) -> str:
+    """UTF-8 text of ``data`` (bytes read from stdin, or a command-line argument, which Python keeps
+    as lone surrogates where it was not UTF-8), without a leading byte-order mark; else
+    :class:`conba.errors.FormatError` naming ``what`` and the line."""
+    from conba.errors import FormatError
+
+    if isinstance(data, str):
+        try:
+            data.encode("utf-8")
+            return data.removeprefix("\ufeff")
+        except UnicodeEncodeError:
+            try:
+                data = data.encode("utf-8", "surrogateescape")  # the argument's original bytes
+            except UnicodeEncodeError:
+                data = data.encode("utf-8", "surrogatepass")
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise FormatError(f"{what}: invalid UTF-8 at line {line} (byte {exc.start})") from None
 
 
 def split_words(identifier: str) -> list[str]:

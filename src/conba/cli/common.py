@@ -15,7 +15,7 @@ import click
 from conba.cli.options import MODEL_ENV, model_option, view_option
 
 __all__ = ["MODEL_ENV", "model_option", "view_option", "load", "resolve_model_name", "friendly_errors",
-           "expected_error", "show_progress"]
+           "expected_error", "show_progress", "read_stdin", "code_argument", "language_option_value"]
 DEBUG_ENV = "CONBA_DEBUG"  # 1: show the traceback of every error, also the expected ones
 # OS errors about a path the user gave, or about their disk: reported in one line, not as a bug
 PATH_OS_ERRORS = (FileNotFoundError, FileExistsError, PermissionError, IsADirectoryError, NotADirectoryError)
@@ -77,3 +77,26 @@ def friendly_errors(f: Callable) -> Callable:
 
 def show_progress() -> bool:
     return sys.stderr.isatty()
+
+
+def read_stdin() -> str:
+    """All of stdin as text; a one-line error (not a traceback) when it is not UTF-8."""
+    from conba.text import decode_text
+
+    stream = getattr(sys.stdin, "buffer", None)  # the bytes, undecoded
+    return decode_text(stream.read() if stream is not None else sys.stdin.read(), "stdin")
+
+
+def code_argument(text: str, what: str) -> str:
+    """Code given on the command line (``--code``): a one-line error when its bytes are not UTF-8."""
+    from conba.text import decode_text
+
+    return decode_text(text, what)
+
+
+def language_option_value(name: str | None, option: str) -> str | None:
+    """The normalised language of ``option`` (None when not given); an unknown one is an error, as
+    the server's 422, instead of silently matching nothing."""
+    from conba.index.languages import check_language
+
+    return check_language(name, option)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
-from conba.cli.common import friendly_errors, load
+from conba.cli.common import code_argument, friendly_errors, language_option_value, load, read_stdin
 from conba.cli.options import model_option, view_option
 
 
@@ -39,14 +38,16 @@ def compare(a: str, b: str, code: bool, language_a: str | None, language_b: str 
 
     if a == "-" and b == "-":
         raise click.UsageError("only one of A and B can be - (stdin)")
+    language_a = language_option_value(language_a, "--language-a")
+    language_b = language_option_value(language_b, "--language-b")
 
-    def get(x: str, lang: str | None) -> tuple[str, str | None]:
+    def get(x: str, lang: str | None, what: str) -> tuple[str, str | None]:
         if x == "-":
-            return sys.stdin.read(), lang
-        return (x, lang) if code else read_code_file(x, language=lang)
+            return read_stdin(), lang
+        return (code_argument(x, what), lang) if code else read_code_file(x, language=lang)
 
-    code_a, lang_a = get(a, language_a)
-    code_b, lang_b = get(b, language_b)
+    code_a, lang_a = get(a, language_a, "A")
+    code_b, lang_b = get(b, language_b, "B")
     for name, text in ((a, code_a), (b, code_b)):
         if not text.strip():
             raise click.ClickException(f"{'snippet' if code else name}: empty, nothing to compare")

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
-from conba.cli.common import friendly_errors, load
+from conba.cli.common import friendly_errors, language_option_value, load, read_stdin
 from conba.cli.options import engine_option, model_option, view_option
 
 
@@ -35,8 +34,9 @@ def encode(source: str, model: str | None, language: str | None, batch_size: int
     """
     from conba.data import load_records
 
+    language = language_option_value(language, "--language")
     if source == "-":
-        items = [("stdin", language or "", sys.stdin.read())]
+        items = [("stdin", language or "", read_stdin())]
     elif source.endswith(".jsonl"):
         items = [(r.id, r.language, r.code) for r in load_records(source)]
     else:  # the index's checks: unreadable, directory, binary, not UTF-8, too large... (one-line errors)

@@ -107,6 +107,8 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
                engine=engine, lexical_weight=lexical_weight) as idx:
         report = idx.add(list(paths), max_file_size=size, batch_size=batch_size, show_progress=show_progress(),
                          encoder=encoder)
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
     if as_json:
         click.echo(json.dumps(report.to_dict()))
         return

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
-from conba.cli.common import friendly_errors
+from conba.cli.common import code_argument, friendly_errors, read_stdin
 from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
 from conba.cli.options import lexical_weight_option, model_option, view_option
 
@@ -17,11 +16,11 @@ def read_query(query: str | None, code: str | None, language: str | None) -> tup
     if code is not None and query is not None:
         raise click.UsageError("give either QUERY (a file or -) or --code, not both")
     if code is not None:
-        return code, language
+        return code_argument(code, "--code"), language
     if query is None:
         raise click.UsageError("give a QUERY file, - for stdin, or --code '...'")
     if query == "-":
-        return sys.stdin.read(), language
+        return read_stdin(), language
     from conba.index.compare import read_code_file
 
     return read_code_file(query, language=language)
@@ -55,9 +54,12 @@ def search(query: str | None, code: str | None, k: int, language: str | None, qu
       conba search --code 'def gcd(a, b): ...' --language java --plain
       cat q.go | conba search - --query-language go
     """
+    from conba.cli.common import language_option_value
     from conba.index import Index
     from conba.index.display import plain_hit, relative_unit_dict
 
+    language = language_option_value(language, "--language")
+    query_language = language_option_value(query_language, "--query-language")
     snippet, qlang = read_query(query, code, query_language)
     if not snippet.strip():
         raise click.ClickException(f"{query or '--code'}: the query is empty")

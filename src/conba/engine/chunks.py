@@ -25,6 +25,7 @@ from conba.errors import ConfigError
 
 TRUNCATE = 1  # max_chunks = 1: the old behaviour, the first window only (truncation)
 DEFAULT_MAX_CHUNKS = 8  # 8 x 510 tokens: about 16k characters of code; p99 of atcoder_dev is 11k
+CHARS_PER_TOKEN = 32  # text kept per window token before tokenising a truncated snippet (code: ~3-4)
 
 
 @dataclass
@@ -78,17 +79,51 @@ def chunk_ids(backbone, codes: Sequence[str], max_chunks: int | None = DEFAULT_M
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # "sequence longer than the model's maximum" is what we handle here
     try:
-        enc = tok([backbone.preprocess(c) for c in codes], add_special_tokens=False, truncation=False,
-                  padding=False)
+        texts = [backbone.preprocess(c) for c in codes]
+        if max_chunks == TRUNCATE:
+            ids = _first_window_ids(tok, texts, width)
+        else:
+            ids = tok(texts, add_special_tokens=False, truncation=False, padding=False)["input_ids"]
     finally:
         hf_logging.set_verbosity(verbosity)
     out = Chunked([], [], [])
-    for n, content in enumerate(enc["input_ids"]):
+    for n, content in enumerate(ids):
         for start, end in window_starts(len(content), width, max_chunks):
             out.ids.append(prefix + list(content[start:end]) + suffix)
             out.owner.append(n)
             out.weight.append(max(1, end - start))
     return out
+
+
+def _cut(text: str, budget: int) -> str | None:
+    """``text`` cut before the first whitespace run that starts in ``[budget / 2, budget]`` (so the
+    last word is whole and every token before the cut is the same as in the whole text), or None."""
+    at = max(text.rfind(" ", budget // 2, budget), text.rfind("\n", budget // 2, budget))
+    if at <= 0:
+        return None
+    while at > 0 and text[at - 1].isspace():
+        at -= 1
+    return text[:at] if at > budget // 4 else None
+
+
+def _first_window_ids(tok, texts: list[str], width: int) -> list[list[int]]:
+    """Content token ids of ``texts`` as far as the first window needs them: a long text is cut at a
+    whitespace boundary after about ``width * CHARS_PER_TOKEN`` characters before it is tokenised
+    (5 MB of code would otherwise take gigabytes for 512 tokens), and cut later (or kept whole) when
+    the cut part gives fewer than ``width`` tokens. The first window is thus exactly as without a cut."""
+    budget = width * CHARS_PER_TOKEN
+
+    def part(text: str, limit: int) -> str:
+        return (_cut(text, limit) or text) if len(text) > limit else text
+
+    ids = [list(x) for x in tok([part(t, budget) for t in texts], add_special_tokens=False,
+                                truncation=False, padding=False)["input_ids"]]
+    for n, text in enumerate(texts):
+        limit = budget
+        while len(ids[n]) < width and len(text) > limit:  # the cut part was too short: cut later
+            limit *= 4
+            ids[n] = list(tok(part(text, limit), add_special_tokens=False, truncation=False)["input_ids"])
+    return ids
 
 
 def pool_chunks(emb: torch.Tensor, chunked: Chunked, n: int) -> torch.Tensor:

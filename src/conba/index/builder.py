@@ -17,25 +17,38 @@ from typing import Any
 
 from conba.index.errors import SourceError
 from conba.index.extract import extract_units
-from conba.index.filters import DEFAULT_MAX_FILE_SIZE, Skip, read_source
+from conba.index.filters import DEFAULT_MAX_FILE_SIZE, Skip, index_error_message, read_source
 from conba.index.records import AddReport
-from conba.index.store import Store, db_path, fs_path
-from conba.index.walker import discover
+from conba.index.store import Store, db_path, fs_path, shown_path
+from conba.index.walker import Discovery, discover
 
 COMMIT_EVERY = 256
 FILES_PER_TRANSACTION = 100
 
 
-def _under(path: str, roots: list[str]) -> bool:
+def _under(path: str, roots: Iterable[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+def _gone(path: str) -> bool | None:
+    """True when ``path`` no longer exists, False when it does, None when that cannot be told
+    (a parent folder cannot be searched): only what is really gone is removed from the index."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return None
+    return False
 
 
 def scan(store: Store, paths: Iterable[str | os.PathLike], report: AddReport,
          max_file_size: int = DEFAULT_MAX_FILE_SIZE, exclude: Iterable[str | os.PathLike] = ()) -> int:
     """Bring the files/units tables up to date with the tree (no encoding). Returns the number of
-    units in changed files. Bad explicit paths raise :class:`SourceError` before anything is written."""
+    units in changed files. Bad explicit paths raise :class:`SourceError` before anything is written.
+    What cannot be read this run (a file, a folder) keeps what is indexed of it, with a warning."""
     found = discover(paths, max_size=max_file_size, exclude=exclude)
-    report.skipped.extend((db_path(path), reason) for path, reason in found.skipped)
+    report.skipped.extend((shown_path(db_path(path)), reason) for path, reason in found.skipped)
     if not found.files:
         where = ", ".join(str(p) for p in paths)
         summary = f" ({len(found.skipped)} skipped: {report.skip_summary()})" if found.skipped else ""
@@ -45,22 +58,26 @@ def scan(store: Store, paths: Iterable[str | os.PathLike], report: AddReport,
             try:
                 read_source(cand.path, max_file_size)
             except Skip as exc:
-                raise SourceError(str(exc)) from None
+                raise SourceError(index_error_message(exc)) from None
     states = store.file_states()
     kept: set[str] = set()
     pending: list[tuple[str, str, int, int, list]] = []
     changed_units = 0
-    gone: list[str] = []
     for cand in found.files:
         report.files_seen += 1
         stored = db_path(cand.path)
         if states.get(stored) == (cand.size, cand.mtime_ns):
             kept.add(stored)
+            if not os.access(cand.path, os.R_OK):
+                report.warnings.append(f"{shown_path(stored)}: unreadable; kept what was indexed of it")
             continue
         try:
             text = read_source(cand.path, max_file_size)
         except Skip as exc:
-            report.skipped.append((db_path(exc.path), exc.reason))
+            report.skipped.append((shown_path(db_path(exc.path)), exc.reason))
+            if exc.reason == "unreadable" and stored in states:
+                kept.add(stored)
+                report.warnings.append(f"{shown_path(stored)}: unreadable; kept what was indexed of it")
             continue
         kept.add(stored)
         units = extract_units(stored, text, cand.language)
@@ -72,15 +89,35 @@ def scan(store: Store, paths: Iterable[str | os.PathLike], report: AddReport,
             pending = []
     if pending:
         store.replace_files(pending)
-    explicit = {db_path(c.path) for c in found.files if c.explicit}
-    roots = [db_path(r) for r in found.roots]
-    for path in states:
-        if path in kept:
-            continue
-        if _under(path, roots) or path in explicit or not os.path.exists(fs_path(path)):
-            gone.append(path)
+    gone = _removed(states, kept, found, report)
     report.files_removed = store.remove_files(gone) if gone else 0
     return changed_units
+
+
+def _removed(states: dict, kept: set[str], found: Discovery, report: AddReport) -> list[str]:
+    """The stored paths to remove: deleted, or now left out by the walk (gitignored, excluded...).
+    Those under a folder that could not be read, or whose existence cannot be told, are kept."""
+    explicit = {c.path for c in found.files if c.explicit}
+    unreadable = [path for path, reason in found.skipped if reason == "unreadable"]
+    held: dict[str, int] = {}
+    gone: list[str] = []
+    for stored in states:
+        if stored in kept:
+            continue
+        path = fs_path(stored)
+        blocked = next((u for u in unreadable if _under(path, [u])), None)
+        if blocked is not None:
+            held[blocked] = held.get(blocked, 0) + 1
+            continue
+        missing = _gone(path)
+        if missing is None:
+            held[path] = held.get(path, 0) + 1
+        elif missing or _under(path, found.roots) or path in explicit:
+            gone.append(stored)
+    for path, n in held.items():
+        report.warnings.append(f"{shown_path(db_path(path))}: cannot be read; kept the {n} file(s) "
+                               "indexed from it until it can be read or is deleted")
+    return gone
 
 
 def encode_missing(store: Store, model: Any, report: AddReport, batch_size: int = 32,

@@ -11,7 +11,7 @@ from conba.data.records import DataError
 from conba.index.errors import SourceError
 from conba.index.filters import DEFAULT_MAX_FILE_SIZE, Skip, read_source
 from conba.index.languages import detect_language
-from conba.index.threshold import model_clone_threshold, resolve_threshold
+from conba.index.threshold import model_threshold
 
 
 @dataclass
@@ -49,7 +49,7 @@ def compare(a: str, b: str, model: Any = None, languages: tuple[str | None, str 
     langs = tuple(normalize_language(x) if x else None for x in languages)
     emb = m.encode([a, b], languages=[langs[0] or "", langs[1] or ""], show_progress_bar=False)
     score = float(emb[0] @ emb[1])
-    return CompareResult(score, resolve_threshold(threshold, model_clone_threshold(m)), (langs[0], langs[1]))
+    return CompareResult(score, model_threshold(threshold, m), (langs[0], langs[1]))
 
 
 def read_code_file(path: str | os.PathLike, language: str | None = None,

@@ -71,8 +71,13 @@ def format_size(n: float) -> str:
 
 def check_size(path: str | Path, size: int, max_size: int) -> None:
     if size > max_size:
-        raise Skip(path, "too large", f"too large ({format_size(size)} > limit {format_size(max_size)}; "
-                                      "raise it with --max-file-size)")
+        raise Skip(path, "too large", f"too large ({format_size(size)} > limit {format_size(max_size)})")
+
+
+def index_error_message(exc: Skip) -> str:
+    """The message of a skip as an error of ``conba index`` (which has ``--max-file-size``); other
+    commands, which have no such option, show ``str(exc)``."""
+    return f"{exc}; raise the limit with --max-file-size" if exc.reason == "too large" else str(exc)
 
 
 def read_source(path: str | Path, max_size: int = DEFAULT_MAX_FILE_SIZE) -> str:

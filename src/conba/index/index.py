@@ -236,7 +236,7 @@ class Index:
 
     def _add(self, paths: list, model: Any, max_file_size: int, batch_size: int, commit_every: int | None,
              show_progress: bool, encoder: Callable[..., None] | None = None) -> AddReport:
-        report = AddReport(engine=self.engine)
+        report = AddReport(engine=self.engine, view=getattr(model, "view", None) or "raw")
         previous = self._db(self.store.get_meta, "state")
         self._db(self.store.set_meta, state="building")
         try:

@@ -1,5 +1,9 @@
-"""Re-export of :mod:`conba.syntax.languages` (the grammar registry moved there; old imports keep working)."""
+"""Re-export of :mod:`conba.syntax.languages` (the grammar registry moved there; old imports keep working),
+and the check of a language name given by a user (the CLI and the server answer alike)."""
 
+from __future__ import annotations
+
+from conba.errors import ConfigError
 from conba.syntax.languages import (
     EXTENSIONS,
     GRAMMARS,
@@ -11,4 +15,25 @@ from conba.syntax.languages import (
 )
 
 __all__ = ["EXTENSIONS", "GRAMMARS", "Grammar", "detect_language", "get_parser", "grammar_key",
-           "supported_languages"]
+           "supported_languages", "known_languages", "check_language"]
+
+
+def known_languages() -> list[str]:
+    """Every language name the model and the index know (the data and the file-extension tables)."""
+    from conba.data.records import LANGUAGES
+
+    return sorted(set(LANGUAGES) | set(EXTENSIONS.values()))
+
+
+def check_language(name: str | None, what: str) -> str | None:
+    """The normalised language name (aliases such as ``py`` or ``c++`` accepted), None for none or
+    blank, else :class:`ConfigError` naming ``what`` (an option, a field) and the known names."""
+    from conba.data.records import normalize_language
+
+    if name is None or not name.strip():
+        return None
+    lang = normalize_language(name)
+    known = known_languages()
+    if lang not in known:
+        raise ConfigError(f"{what}: unknown language {name!r} (known: {', '.join(known)})")
+    return lang

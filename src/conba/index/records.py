@@ -108,6 +108,7 @@ class AddReport:
     units_reused: int = 0
     vectors_repaired: int = 0  # stored vectors that failed their checksum and were encoded again
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    warnings: list[str] = field(default_factory=list)  # one line each, naming a path: kept, not read
     seconds: float = 0.0
     view: str = "raw"              # the model's input view (conba.syntax.view)
     view_fallbacks: int = 0        # encoded units the view could not handle, so they went in raw

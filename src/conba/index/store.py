@@ -33,12 +33,40 @@ CREATE INDEX IF NOT EXISTS units_hash ON units(hash);
 CREATE TABLE IF NOT EXISTS vectors (hash TEXT PRIMARY KEY, vector BLOB NOT NULL, crc INTEGER);
 """
 UNIT_COLUMNS = "id, file, qualname, language, start_line, end_line, kind, code"
-_ESCAPED_BYTE = re.compile(rb"\\x([89a-fA-F][0-9a-fA-F])")
+PATH_FORMAT = "2"  # meta "path_format": 2 = lossless names (backslashes escaped too); none = the old escape
+_LEGACY_BYTE = re.compile(rb"\\x([89a-fA-F][0-9a-fA-F])")
+_ESCAPE = re.compile(rb"\\(\\|x[0-9a-fA-F]{2})")
 
 
 def db_path(path: str) -> str:
-    """A file path as stored (and shown): unchanged, except that bytes of a file name that are not
-    UTF-8 (which Python keeps as lone surrogates, and SQLite refuses) are written ``\\xNN``."""
+    """A file path as stored: unchanged when it is valid UTF-8 without a backslash; else escaped one
+    to one: a backslash as ``\\\\`` and each byte that is not UTF-8 (Python keeps those as lone
+    surrogates, which SQLite refuses) as ``\\xNN``. So ``b'bad\\xffname.py'`` and a file literally
+    named ``bad\\xffname.py`` are stored apart. :func:`fs_path` undoes it, :func:`shown_path` shows it."""
+    if "\\" not in path or os.sep == "\\":
+        try:
+            path.encode("utf-8")
+            return path
+        except UnicodeEncodeError:
+            if os.sep == "\\":  # Windows: no undecodable bytes; keep any lone surrogate visible
+                return path.encode("utf-8", "backslashreplace").decode("ascii")
+    return os.fsencode(path).replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
+
+
+def fs_path(stored: str) -> str:
+    """The file system path of a stored path (the inverse of :func:`db_path`)."""
+    if "\\" not in stored or os.sep == "\\":
+        return stored
+    raw = _ESCAPE.sub(lambda m: b"\\" if m.group(1) == b"\\" else bytes([int(m.group(1)[1:], 16)]),
+                      stored.encode("utf-8"))
+    return os.fsdecode(raw)
+
+
+def shown_path(stored: str) -> str:
+    """How a stored path is shown: the file's name with only its non-UTF-8 bytes written ``\\xNN``."""
+    if "\\" not in stored:
+        return stored
+    path = fs_path(stored)
     try:
         path.encode("utf-8")
         return path
@@ -46,12 +74,12 @@ def db_path(path: str) -> str:
         return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
-def fs_path(stored: str) -> str:
-    """The file system path of a stored path (the inverse of :func:`db_path`). A stored path whose
-    ``\\xNN`` escapes do not undo to invalid UTF-8 was never escaped and is returned unchanged."""
+def legacy_fs_path(stored: str) -> str:
+    """The file system path of a path stored by conba before ``path_format`` 2 (only non-UTF-8 bytes
+    escaped, so a stored ``\\xNN`` that undoes to valid UTF-8 was a literal name)."""
     if "\\x" not in stored:
         return stored
-    raw = _ESCAPED_BYTE.sub(lambda m: bytes([int(m.group(1), 16)]), stored.encode("utf-8"))
+    raw = _LEGACY_BYTE.sub(lambda m: bytes([int(m.group(1), 16)]), stored.encode("utf-8"))
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -71,7 +99,7 @@ def _plausible(blob: bytes) -> bool:
 
 def _unit(row: tuple) -> Unit:
     uid, file, qualname, language, start, end, kind, code = row
-    return Unit(file, qualname, language, start, end, code, kind=kind, id=uid)
+    return Unit(shown_path(file), qualname, language, start, end, code, kind=kind, id=uid)
 
 
 class Store:
@@ -92,6 +120,40 @@ class Store:
             ) from None
 
     def _migrate(self) -> None:
+        self._migrate_crc()
+        self._migrate_paths()
+
+    def _migrate_paths(self) -> None:
+        """Indexes written before ``path_format`` 2 escaped only non-UTF-8 bytes, so two names could
+        share one stored path: store each again losslessly. Where two old names were one, the row is
+        dropped and the next ``conba index`` reads both files again."""
+        if self.get_meta("path_format") == PATH_FORMAT:
+            return
+        try:
+            self._store_paths_again()
+        except sqlite3.OperationalError as exc:
+            if "readonly" not in str(exc) and "read-only" not in str(exc):
+                raise  # a read-only index stays as it is: its old names still read back
+
+    def _store_paths_again(self) -> None:
+        with self.transaction() as db:
+            if db.execute("SELECT value FROM meta WHERE key = 'path_format'").fetchone() is None:
+                rows = db.execute("SELECT path FROM files WHERE instr(path, '\\') > 0").fetchall()
+                taken = {p for (p,) in db.execute("SELECT path FROM files")}
+                for (old,) in rows:
+                    new = db_path(legacy_fs_path(old))
+                    if new == old:
+                        continue
+                    if new in taken:
+                        db.execute("DELETE FROM units WHERE file = ?", (old,))
+                        db.execute("DELETE FROM files WHERE path = ?", (old,))
+                        continue
+                    db.execute("UPDATE files SET path = ? WHERE path = ?", (new, old))
+                    db.execute("UPDATE units SET file = ? WHERE file = ?", (new, old))
+                    taken.add(new)
+            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('path_format', ?)", (PATH_FORMAT,))
+
+    def _migrate_crc(self) -> None:
         """Indexes written before vector checksums have no ``crc`` column: add it and fill it from the
         vectors as stored now, keeping the old index usable. Damage done before this point cannot be
         told from a checksum, so a vector that is not finite and unit-length (every stored vector is

@@ -35,3 +35,10 @@ def resolve_threshold(value: str | float | None, model_threshold: float | None) 
     if not -1.0 <= t <= 1.0:
         raise ConfigError(f"threshold must be a number in [-1, 1] or 'auto', got {value!r}")
     return t
+
+
+def model_threshold(value: str | float | None, model: Any) -> float:
+    """The clone threshold for comparing with ``model``: ``value``, or for ``None`` / ``"auto"`` the
+    model's (:func:`model_clone_threshold`). ``conba compare`` and the server's ``/compare`` both use it,
+    so one pair is a clone on both or on neither."""
+    return resolve_threshold(value, model_clone_threshold(model))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from conba.index.errors import SourceError
-from conba.index.filters import DEFAULT_MAX_FILE_SIZE, Skip, check_size, is_excluded_dir
+from conba.index.filters import DEFAULT_MAX_FILE_SIZE, Skip, check_size, index_error_message, is_excluded_dir
 from conba.index.languages import detect_language
 
 
@@ -127,7 +127,7 @@ def discover(paths: Iterable[str | os.PathLike], max_size: int = DEFAULT_MAX_FIL
         try:
             cand = _candidate(path, True, max_size)
         except Skip as exc:
-            raise SourceError(str(exc)) from None
+            raise SourceError(index_error_message(exc)) from None
         if _first_time(cand, seen):
             out.files.append(cand)
     return out

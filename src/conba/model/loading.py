@@ -7,6 +7,7 @@ from pathlib import Path
 
 from conba.encoder.backbone import BackboneError
 from conba.model.core import CONFIG_NAME, DEFAULT_FAST_DIR, DEFAULT_MODEL_DIR, DEFAULT_SDTP_DIR, ConbaModel, ModelError
+from conba.utils.io import existing_dir
 
 
 def load_model(name_or_path: str | Path = "default", prune: bool = True) -> ConbaModel:
@@ -38,7 +39,7 @@ def _load_model(name_or_path: str | Path) -> ConbaModel:
         return model
     if name == "zero-shot":
         return ConbaModel.create("default")
-    path = Path(name)
+    path = existing_dir(name)  # a model folder whose replacement crashed half-way: its NAME.old
     if (path / CONFIG_NAME).exists():
         return ConbaModel.load(path)
     if path.exists() and not (path / "config.json").exists():

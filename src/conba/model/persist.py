@@ -28,7 +28,7 @@ from conba.lexical.fusion import check_weight
 from conba.model import st_export
 from conba.model.core import CONFIG_NAME, FORMAT_VERSION, ModelError
 from conba.syntax.view import VIEWS
-from conba.utils.io import read_json, write_json_atomic
+from conba.utils.io import existing_dir, read_json, replace_dir, write_json_atomic
 from conba.utils.saved import read_tensors, write_tensors
 
 if TYPE_CHECKING:
@@ -63,8 +63,7 @@ def _save_backbone(model: ConbaModel, directory: Path, storage: str, dtype: str)
         shutil.rmtree(tmpdir, ignore_errors=True)
         model.backbone.model.save_pretrained(tmpdir, safe_serialization=True)
         model.backbone.tokenizer.save_pretrained(tmpdir)
-        shutil.rmtree(directory / "backbone", ignore_errors=True)
-        tmpdir.replace(directory / "backbone")
+        replace_dir(tmpdir, directory / "backbone")
         (directory / "backbone_delta.safetensors").unlink(missing_ok=True)
     else:
         raise ConfigError(f"unknown storage '{storage}' (auto, full, delta)")
@@ -140,7 +139,7 @@ def _load_backbone(directory: Path, config: dict) -> Backbone:
     bcfg = BackboneConfig.from_dict(config["backbone"], source=directory / CONFIG_NAME)
     try:
         if config.get("backbone_storage", "full") == "full":
-            tokenizer, hf = load_hf(str(directory / "backbone"))
+            tokenizer, hf = load_hf(str(existing_dir(directory / "backbone")))
         else:
             tokenizer, hf = load_hf(bcfg.name_or_path)
             delta = read_tensors(directory / "backbone_delta.safetensors")
@@ -162,7 +161,7 @@ def load_folder(cls: type[ConbaModel], directory: str | Path) -> ConbaModel:
     from conba.encoder.sdtp.scorer import load_pruner
     from conba.engine.chunks import check_max_chunks
 
-    directory = Path(directory)
+    directory = existing_dir(directory)  # NAME.old when a crash mid-swap left only that (replace_dir)
     cfg_path = directory / CONFIG_NAME
     config = read_config(directory)
     backbone = _load_backbone(directory, config)

@@ -158,9 +158,27 @@ def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *,
     return app
 
 
+def _denied(request: Request) -> JSONResponse | None:
+    """The 401 answer for a request without the server's token, or None (no token, or the right one)."""
+    import secrets
+
+    token = request.app.state.conba.token
+    if token is None:
+        return None
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and secrets.compare_digest(given.strip().encode(), token.encode()):
+        return None
+    return JSONResponse({"detail": "missing or wrong bearer token: send 'Authorization: Bearer TOKEN'"},
+                        status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
+
 def _error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # the body is parsed before the token dependency runs: a bad token is still answered first
+        denied = _denied(request)
+        if denied is not None:
+            return denied
         errors = exc.errors()
         bad_json = [e for e in errors if e.get("type") == "json_invalid"]
         if bad_json:

@@ -4,7 +4,8 @@ Requests put their snippets on a queue; ``workers`` consumer tasks each take the
 add every request already waiting (up to ``max_batch`` snippets), and run one ``encode`` call for
 all of them in a thread pool of ``workers`` threads. An idle server thus answers a lone request at
 once (no batching window, no added latency), and a busy one batches the requests that arrived
-while its workers were encoding. Glossary: n snippets, d embedding size.
+while its workers were encoding. When a batch's encode call fails, its requests are encoded again
+one at a time, so only the request that caused the failure gets it. Glossary: n snippets, d embedding size.
 """
 
 from __future__ import annotations
@@ -34,10 +35,12 @@ class BatchStats:
     batches: int = 0
     snippets: int = 0
     largest: int = 0  # most requests served by one encode call
+    retried: int = 0  # requests encoded again one by one after their shared batch failed
+    failed: int = 0   # requests whose own encoding failed
 
     def to_dict(self) -> dict[str, int]:
         return {"requests": self.requests, "batches": self.batches, "snippets": self.snippets,
-                "largest_batch": self.largest}
+                "largest_batch": self.largest, "retried": self.retried, "failed": self.failed}
 
 
 class EncodeBatcher:
@@ -92,22 +95,33 @@ class EncodeBatcher:
             if first.future.done():
                 continue
             jobs = self._take_batch(first)
-            codes = [c for j in jobs for c in j.codes]
-            languages = [lang for j in jobs for lang in j.languages]
-            try:
-                vectors = await loop.run_in_executor(self._pool, self._encode, codes, languages)
-            except Exception as exc:  # handed to every waiting request
+            await self._run(loop, jobs)
+
+    async def _run(self, loop: asyncio.AbstractEventLoop, jobs: list[_Job]) -> None:
+        """Encode ``jobs`` in one call; when that fails and there are several, encode each alone, so
+        one bad request fails only itself and not the requests that happened to share its batch."""
+        codes = [c for j in jobs for c in j.codes]
+        languages = [lang for j in jobs for lang in j.languages]
+        try:
+            vectors = await loop.run_in_executor(self._pool, self._encode, codes, languages)
+        except Exception as exc:
+            if len(jobs) > 1:
+                self.stats.retried += len(jobs)
                 for j in jobs:
                     if not j.future.done():
-                        j.future.set_exception(exc)
-                continue
-            self.stats.requests += len(jobs)
-            self.stats.batches += 1
-            self.stats.snippets += len(codes)
-            self.stats.largest = max(self.stats.largest, len(jobs))
-            start = 0
-            for j in jobs:
-                part = vectors[start:start + len(j.codes)]
-                start += len(j.codes)
-                if not j.future.done():
-                    j.future.set_result(part)
+                        await self._run(loop, [j])
+                return
+            if not jobs[0].future.done():
+                jobs[0].future.set_exception(exc)
+            self.stats.failed += 1
+            return
+        self.stats.requests += len(jobs)
+        self.stats.batches += 1
+        self.stats.snippets += len(codes)
+        self.stats.largest = max(self.stats.largest, len(jobs))
+        start = 0
+        for j in jobs:
+            part = vectors[start:start + len(j.codes)]
+            start += len(j.codes)
+            if not j.future.done():
+                j.future.set_result(part)

@@ -48,24 +48,22 @@ class Limits:
 
 
 def known_languages() -> list[str]:
-    """Every language name the model and the index know (the data and the file-extension tables)."""
-    from conba.data.records import LANGUAGES
-    from conba.index.languages import EXTENSIONS
+    """Every language name the model and the index know (:func:`conba.index.languages.known_languages`)."""
+    from conba.index.languages import known_languages as known
 
-    return sorted(set(LANGUAGES) | set(EXTENSIONS.values()))
+    return known()
 
 
 def check_language(name: str | None, what: str) -> str | None:
-    """The normalised language name (aliases such as ``py`` or ``c++`` accepted), None for none, or 422."""
-    from conba.data.records import normalize_language
+    """The normalised language name (aliases such as ``py`` or ``c++`` accepted), None for none, or 422
+    (the check ``conba search -l`` and ``conba compare --language-a`` make too)."""
+    from conba.errors import ConfigError
+    from conba.index.languages import check_language as check
 
-    if name is None or not name.strip():
-        return None
-    lang = normalize_language(name)
-    known = known_languages()
-    if lang not in known:
-        raise HTTPException(422, f"{what}: unknown language {name!r} (known: {', '.join(known)})")
-    return lang
+    try:
+        return check(name, what)
+    except ConfigError as exc:
+        raise HTTPException(422, str(exc)) from None
 
 
 class _TooLarge(HTTPException):

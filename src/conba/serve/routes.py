@@ -49,6 +49,16 @@ def _threshold(value: float | str, model_threshold: float | None) -> float:
         raise HTTPException(422, str(exc)) from None
 
 
+def _model_threshold(value: float | str, model: Any) -> float:
+    """The threshold ``conba compare`` would use with this model (calibrated clone threshold first)."""
+    from conba.index.threshold import model_threshold
+
+    try:
+        return model_threshold(value, model)
+    except ValueError as exc:
+        raise HTTPException(422, f"threshold: {exc}") from None
+
+
 def _unit_dict(unit: Any, code: bool) -> dict[str, Any]:
     from conba.index.display import relative_unit_dict
 
@@ -109,7 +119,7 @@ def router(state: ServeState) -> APIRouter:
         limits.check_code(req.b, "b")
         la = check_language(req.language_a, "language_a")
         lb = check_language(req.language_b, "language_b")
-        t = _threshold(req.threshold, state.model.threshold)
+        t = _model_threshold(req.threshold, state.model)
         vectors = await state.batcher.encode([req.a, req.b], [la or "", lb or ""])
         score = float(vectors[0] @ vectors[1])
         return {"score": round(score, 4), "threshold": round(t, 4), "clone": score >= t, "languages": [la, lb]}

@@ -6,17 +6,33 @@ a file: the server only ever reads the code it is sent and its own index.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from conba.text import check_unicode
+
+
+def _text(value: str) -> str:
+    """Valid Unicode only (a JSON ``\\udcff`` escape gives a lone surrogate, which no tokenizer takes),
+    without a leading byte-order mark (as files are read)."""
+    check_unicode(value)
+    return value.removeprefix("\ufeff")
+
+
+Text = Annotated[str, AfterValidator(_text)]
 
 
 class _Request(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Unknown fields are refused; types are strict (``"5"`` or ``true`` is no ``k``)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class SearchRequest(_Request):
-    code: str = Field(description="The query snippet.")
-    language: str | None = Field(None, description="Only return functions in this language.")
-    query_language: str | None = Field(None, description="Language of the query (selects its control code).")
+    code: Text = Field(description="The query snippet.")
+    language: Text | None = Field(None, description="Only return functions in this language.")
+    query_language: Text | None = Field(None, description="Language of the query (selects its control code).")
     k: int = Field(10, description="Number of hits.")
     include_code: bool = Field(False, description="Include each hit's code.")
     highlight: bool = Field(False, description="Include syntax-highlighted HTML of the query and of each hit.")
@@ -43,11 +59,11 @@ class SearchResponse(BaseModel):
 
 
 class CompareRequest(_Request):
-    a: str = Field(description="First snippet.")
-    b: str = Field(description="Second snippet.")
-    language_a: str | None = None
-    language_b: str | None = None
-    threshold: float | str = Field("auto", description="Clone threshold in [-1, 1], or 'auto' (the model's).")
+    a: Text = Field(description="First snippet.")
+    b: Text = Field(description="Second snippet.")
+    language_a: Text | None = None
+    language_b: Text | None = None
+    threshold: float | Text = Field("auto", description="Clone threshold in [-1, 1], or 'auto' (the model's).")
 
 
 class CompareResponse(BaseModel):
@@ -58,8 +74,8 @@ class CompareResponse(BaseModel):
 
 
 class EncodeRequest(_Request):
-    snippets: list[str] = Field(description="Code snippets to embed.")
-    languages: list[str | None] | str | None = Field(
+    snippets: list[Text] = Field(description="Code snippets to embed.")
+    languages: list[Text | None] | Text | None = Field(
         None, description="One language for all snippets, or one per snippet.")
 
 

@@ -23,7 +23,6 @@ passes a ``scheduler``; it is here for loops that use a ``torch.optim.lr_schedul
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 from collections.abc import Mapping
@@ -34,7 +33,7 @@ import numpy as np
 import torch
 
 from conba.errors import FormatError, UsageError
-from conba.utils.io import read_json
+from conba.utils.io import read_json, replace_dir, sibling
 
 FORMAT = 1
 TENSORS = "tensors.safetensors"
@@ -44,10 +43,6 @@ META = "checkpoint"  # the key in state.json that holds this module's own entrie
 
 class CheckpointMismatch(UsageError):
     """The checkpoint was made with other settings (or by an older conba): resuming it would be wrong."""
-
-
-def _sibling(path: Path, suffix: str) -> Path:
-    return path.with_name(path.name + suffix)
 
 
 def _jsonable(obj: Any) -> Any:
@@ -119,24 +114,20 @@ def save_checkpoint(path: str | Path, key: Any, state: Mapping[str, Any], *,
         text = json.dumps({**state, META: meta}, indent=2) + "\n"
     except TypeError as exc:
         raise ValueError(f"{path}: checkpoint state is not JSON-able ({exc})") from None
-    tmp, old = _sibling(path, ".tmp"), _sibling(path, ".old")
+    tmp = sibling(path, ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     save_file(tensors, str(tmp / TENSORS))
     (tmp / STATE).write_text(text, encoding="utf-8")  # last: a folder with state.json is complete
-    if (path / STATE).exists():  # else a crash left only NAME.old: keep it until NAME is in place
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(path, old)
-    else:
+    if path.exists() and not (path / STATE).exists():  # incomplete: not worth keeping as NAME.old
         shutil.rmtree(path, ignore_errors=True)
-    os.replace(tmp, path)
-    shutil.rmtree(old, ignore_errors=True)
+    replace_dir(tmp, path)
 
 
 def find_checkpoint(path: str | Path) -> Path | None:
     """The complete checkpoint folder for ``path``: ``path`` itself, else ``path.old`` (a crash mid-swap)."""
     path = Path(path)
-    for folder in (path, _sibling(path, ".old")):
+    for folder in (path, sibling(path, ".old")):
         if (folder / STATE).is_file():  # written last: the folder is complete
             return folder
     return None
@@ -145,7 +136,7 @@ def find_checkpoint(path: str | Path) -> Path | None:
 def remove_checkpoint(path: str | Path) -> None:
     """Delete the checkpoint at ``path`` and any ``.tmp`` / ``.old`` left by a crash."""
     path = Path(path)
-    for folder in (path, _sibling(path, ".tmp"), _sibling(path, ".old")):
+    for folder in (path, sibling(path, ".tmp"), sibling(path, ".old")):
         shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -34,7 +34,7 @@ import torch.nn.functional as F
 
 from conba.errors import ConfigError
 from conba.utils.config_keys import JsonConfig
-from conba.utils.io import write_json_atomic
+from conba.utils.io import replace_dir, write_json_atomic
 
 
 @dataclass
@@ -222,8 +222,7 @@ class Distiller:
         tmp = self.out / "best.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         copy.deepcopy(student).save(tmp, dtype="float16")  # a copy: float16 rounds in place
-        shutil.rmtree(self.out / "best", ignore_errors=True)
-        tmp.replace(self.out / "best")
+        replace_dir(tmp, self.out / "best")  # a crash at any moment leaves best or best.old
 
 
 def _fmt(scores: dict) -> str:

@@ -30,7 +30,7 @@ from conba.train.history import History
 from conba.train.loop import autocast, optimizer_step, warmup_lr
 from conba.train.losses import in_batch_loss
 from conba.train.sampler import GroupBatchSampler, nearest_groups
-from conba.utils.io import write_json_atomic
+from conba.utils.io import replace_dir, write_json_atomic
 
 
 class Trainer:
@@ -155,8 +155,7 @@ class Trainer:
         self.model.to("cpu")  # saving compares with the (CPU) base model; parameters keep their identity
         self.model.save(tmp, dtype="float32")
         self.model.to(self.device)
-        shutil.rmtree(self.run_dir / "best", ignore_errors=True)
-        tmp.replace(self.run_dir / "best")
+        replace_dir(tmp, self.run_dir / "best")  # a crash at any moment leaves best or best.old
 
     # ------------------------------------------------------------------ main loop
     def fit(self, restart: bool = False) -> ConbaModel:

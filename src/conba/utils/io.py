@@ -1,9 +1,11 @@
-"""Atomic file writes: a crash mid-write never leaves a half-written file behind."""
+"""Atomic file writes: a crash mid-write never leaves a half-written file behind; folders are
+replaced so that a crash at any moment leaves the old or the new one loadable (:func:`replace_dir`)."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -46,3 +48,33 @@ def read_json(path: str | Path) -> Any:
         raise FileNotFoundError(f"{path}: file not found") from None
     except json.JSONDecodeError as exc:
         raise FormatError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+
+
+def sibling(path: str | Path, suffix: str) -> Path:
+    """``NAME`` -> ``NAME<suffix>`` in the same folder (``best`` -> ``best.old``)."""
+    path = Path(path)
+    return path.with_name(path.name + suffix)
+
+
+def replace_dir(src: str | Path, dst: str | Path) -> None:
+    """Put the complete folder ``src`` in the place of ``dst``: ``dst`` is first renamed to
+    ``dst.old``, ``src`` renamed to ``dst``, then ``dst.old`` removed. A crash at any moment leaves
+    ``dst`` or ``dst.old`` complete, and :func:`existing_dir` finds it. When ``dst`` is missing but a
+    ``dst.old`` is there (an earlier crash), that ``.old`` is kept until ``dst`` is in place."""
+    src, dst = Path(src), Path(dst)
+    old = sibling(dst, ".old")
+    if dst.exists():
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(dst, old)
+    os.replace(src, dst)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def existing_dir(path: str | Path) -> Path:
+    """``path``, or ``path.old`` when ``path`` is missing and a crash in :func:`replace_dir` left the
+    previous folder there; ``path`` itself when neither exists (the caller's error names it)."""
+    path = Path(path)
+    if path.exists():
+        return path
+    old = sibling(path, ".old")
+    return old if old.is_dir() else path

@@ -1,0 +1,109 @@
+"""Bad input on the command line gets one-line errors: non-UTF-8 stdin or --code, unknown languages,
+a clones report aimed into the index folder; the size hint only where there is --max-file-size;
+long inputs are cut before they are tokenised."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from conba.cli.main import cli
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "polyglot"
+GCD = "def gcd(a, b):\n    while b:\n        a, b = b, a % b\n    return a\n"
+
+
+@pytest.fixture(scope="module")
+def built(tiny_model, tmp_path_factory) -> str:
+    folder = tmp_path_factory.mktemp("cli-input") / "idx"
+    result = CliRunner().invoke(cli, ["index", str(EXAMPLE), "--index", str(folder), "--model", tiny_model])
+    assert result.exit_code == 0, result.output
+    return str(folder)
+
+
+def _fails(args: list[str], words: str, input: bytes | None = None) -> None:
+    result = CliRunner().invoke(cli, args, input=input)
+    assert result.exit_code == 1, (result.output, result.exception)
+    assert words in result.output and "Traceback" not in result.output, result.output
+
+
+def test_non_utf8_stdin_and_code_are_one_line_errors(built, tiny_model):
+    _fails(["encode", "-", "-m", tiny_model], "stdin: invalid UTF-8 at line 1 (byte 0)", input=b"\xff\xfe")
+    _fails(["search", "-", "--index", built], "stdin: invalid UTF-8 at line 2", input=b"def f():\n  \xff\n")
+    _fails(["search", "--code", os.fsdecode(b"x = '\xff'"), "--index", built], "--code: invalid UTF-8")
+    _fails(["compare", "--code", GCD, os.fsdecode(b"\xff"), "-m", tiny_model], "B: invalid UTF-8")
+    _fails(["compare", "-", "x.py", "-m", tiny_model], "stdin: invalid UTF-8", input=b"\xff")
+
+
+def test_a_bom_on_stdin_is_dropped(tiny_model):
+    plain = CliRunner().invoke(cli, ["encode", "-", "-m", tiny_model, "-l", "python"], input=GCD.encode())
+    bom = CliRunner().invoke(cli, ["encode", "-", "-m", tiny_model, "-l", "python"],
+                             input=b"\xef\xbb\xbf" + GCD.encode())
+    assert plain.exit_code == bom.exit_code == 0 and plain.output == bom.output
+
+
+def test_unknown_languages_are_errors_as_on_the_server(built, tiny_model):
+    _fails(["search", "--code", GCD, "-l", "klingon", "--index", built], "--language: unknown language 'klingon'")
+    _fails(["search", "--code", GCD, "--query-language", "elvish", "--index", built], "unknown language 'elvish'")
+    _fails(["compare", "--code", GCD, GCD, "--language-a", "nope", "-m", tiny_model],
+           "--language-a: unknown language 'nope'")
+    ok = CliRunner().invoke(cli, ["search", "--code", GCD, "-l", "py", "--index", built, "-k", "2"])
+    assert ok.exit_code == 0 and '"language": "python"' in ok.output, ok.output
+
+
+def test_clones_refuses_an_output_inside_the_index(built):
+    before = (Path(built) / "index.sqlite").read_bytes()
+    for target in ("index.sqlite", "report.html", "."):
+        _fails(["clones", "--index", built, "--output", str(Path(built) / target)], "inside the index folder")
+    assert (Path(built) / "index.sqlite").read_bytes() == before
+    search = CliRunner().invoke(cli, ["search", "--code", GCD, "--index", built, "-k", "1"])
+    assert search.exit_code == 0, search.output
+
+
+def test_size_hint_only_where_the_option_exists(tmp_path, tiny_model):
+    big = tmp_path / "big.py"
+    big.write_text("def f():\n    return 1\n" + "# padding\n" * 120_000)
+    result = CliRunner().invoke(cli, ["compare", str(big), str(big), "-m", tiny_model])
+    assert result.exit_code == 1 and "too large" in result.output and "--max-file-size" not in result.output
+    result = CliRunner().invoke(cli, ["index", str(big), "--index", str(tmp_path / "i"), "-m", tiny_model])
+    assert result.exit_code == 1 and "raise the limit with --max-file-size" in result.output
+
+
+def test_long_text_is_cut_before_tokenising(tiny_model, monkeypatch):
+    from conba.engine import chunks
+    from conba.model import load_model
+
+    m = load_model(tiny_model)
+    long = "def f(x):\n    return x + 1\n" * 20_000  # 540k characters, 64-token windows
+    normal = [GCD, "int f(int x) { return x; }", long[:5000]]
+    expected = m.encode([*normal, long], languages="python")
+    seen: list[int] = []
+    tok = m.backbone.tokenizer
+    real = type(tok).__call__
+
+    def spy(self, text, *args, **kwargs):
+        seen.extend(len(t) for t in (text if isinstance(text, list) else [text]))
+        return real(self, text, *args, **kwargs)
+
+    monkeypatch.setattr(type(tok), "__call__", spy)
+    got = m.encode([*normal, long], languages="python")
+    np.testing.assert_array_equal(got, expected)
+    assert max(seen) <= 64 * chunks.CHARS_PER_TOKEN < len(long)
+    monkeypatch.setattr(chunks, "CHARS_PER_TOKEN", 10**9)  # no cut at all: the same vectors
+    np.testing.assert_array_equal(m.encode([*normal, long], languages="python"), got)
+
+
+def test_a_cut_part_too_short_for_the_window_is_cut_later(tiny_model):
+    from conba.engine import chunks
+    from conba.model import load_model
+
+    m = load_model(tiny_model)
+    width = m.backbone.max_length - 2
+    text = " " * (width * chunks.CHARS_PER_TOKEN + 10) + "def f(x):\n    return x\n" * 200
+    ids = chunks._first_window_ids(m.backbone.tokenizer, [text], width)[0]
+    full = m.backbone.tokenizer(text, add_special_tokens=False)["input_ids"]
+    assert len(ids) >= width and ids[:width] == full[:width]
