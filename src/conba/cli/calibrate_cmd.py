@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors, load, resolve_model_name, show_progress
-from conba.cli.options import device_option, model_option
+from conba.cli.options import device_option, lexical_weight_option, model_option
 
 
 @click.command("calibrate")
@@ -23,16 +23,19 @@ from conba.cli.options import device_option, model_option
 @click.option("-n", "--limit", default=0, help="Use about N records (whole groups, seeded): all pairs grow as N².")
 @click.option("--seed", default=0, show_default=True, help="Seed for --limit.")
 @device_option(help="Where to encode")
+@lexical_weight_option(help="Default: the model's. With --write it becomes the model's weight too.")
 @friendly_errors
 def calibrate_cmd(dev: tuple[Path, ...], model: str | None, target: float, write: bool, force: bool, plain: bool,
-                  batch_size: int, limit: int, seed: int, device: str) -> None:
+                  batch_size: int, limit: int, seed: int, device: str, lexical_weight: float | None) -> None:
     """Pick the clone threshold for a target precision.
 
     Encodes the dev records (grouped JSONL: same group = clones; group ids are shared across the
     files), scores every cross-language pair (not a balanced sample: a codebase holds far more
     non-clones than clones) and prints the lowest threshold whose precision reaches --precision,
     with the recall there. --write stores it in the model folder as `clone_threshold`, which
-    `conba clones -t auto` and `conba compare` then use.
+    `conba clones -t auto` and `conba compare` then use. Scores are fused with the lexical channel
+    at --lexical-weight (default: the model's weight), its document frequencies counted over the dev
+    records as an index of them would.
 
     \b
     Examples:
@@ -48,11 +51,11 @@ def calibrate_cmd(dev: tuple[Path, ...], model: str | None, target: float, write
     records = subset_groups(load_many(dev), limit, seed)
     m = load(model).to(resolve_device(device))
     record = calibrate(records, m, target, sources=[str(p) for p in dev], batch_size=batch_size,
-                       progress=show_progress())
+                       progress=show_progress(), lexical_weight=lexical_weight)
     click.echo(f"{len(records)} snippets, {record['pairs']} cross-language pairs ({record['clone_pairs']} clones)",
                err=True)
     if folder is not None:
-        path = write_clone_threshold(folder, record, force=force)
+        path = write_clone_threshold(folder, record, force=force, lexical_weight=lexical_weight)
         click.echo(f"wrote clone_threshold to {path}", err=True)
     if plain:
         click.echo(f"threshold {record['value']:.4f}: precision {record['precision']:.3f}, recall "

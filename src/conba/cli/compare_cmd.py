@@ -7,7 +7,7 @@ import json
 import click
 
 from conba.cli.common import code_argument, friendly_errors, language_option_value, load, read_stdin
-from conba.cli.options import model_option, view_option
+from conba.cli.options import lexical_weight_option, model_option, view_option
 
 
 @click.command("compare")
@@ -21,11 +21,13 @@ from conba.cli.options import model_option, view_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
 @model_option
 @view_option
+@lexical_weight_option(help="Default: the model's (the lexical cosine uses conba's reference document frequencies).")
 @friendly_errors
 def compare(a: str, b: str, code: bool, language_a: str | None, language_b: str | None, threshold: str,
-            as_json: bool, model: str | None, view: str | None) -> None:
-    """Compare two files (or, with --code, two snippets): print the cosine similarity and whether
-    it is a clone at the threshold. One of A/B may be - for stdin.
+            as_json: bool, model: str | None, view: str | None, lexical_weight: float | None) -> None:
+    """Compare two files (or, with --code, two snippets): print their score (the dense cosine, fused
+    with the lexical cosine of their identifier words at the model's lexical weight) and whether it
+    is a clone at the threshold. One of A/B may be - for stdin.
 
     \b
     Examples:
@@ -51,7 +53,8 @@ def compare(a: str, b: str, code: bool, language_a: str | None, language_b: str 
     for name, text in ((a, code_a), (b, code_b)):
         if not text.strip():
             raise click.ClickException(f"{'snippet' if code else name}: empty, nothing to compare")
-    result = compare_code(code_a, code_b, model=load(model, view), languages=(lang_a, lang_b), threshold=threshold)
+    result = compare_code(code_a, code_b, model=load(model, view), languages=(lang_a, lang_b), threshold=threshold,
+                          lexical_weight=lexical_weight)
     if as_json:
         click.echo(json.dumps(result.to_dict()))
     else:

@@ -10,7 +10,7 @@ scored (clones: same group), and the threshold is the lowest score at which the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -47,10 +47,12 @@ def threshold_for_precision(scores: np.ndarray, labels: np.ndarray, target: floa
 
 
 def cross_language_pairs(embeddings: np.ndarray, groups: Sequence[str], languages: Sequence[str],
-                         block: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+                         block: int = 1024, lexical: Any = None,
+                         lexical_weight: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Cosine scores (p,) float32 and labels (p,) int8 (1: same group) of every pair ``i < j`` of
     records in different languages. ``embeddings`` (n, d) must be L2-normalised. Scored in row blocks,
-    so memory is O(block * n) beyond the output."""
+    so memory is O(block * n) beyond the output. With ``lexical`` (n, V) unit-length sparse rows and
+    ``lexical_weight`` > 0 the scores are the fused ones (:func:`conba.lexical.fuse`)."""
     n = len(groups)
     if embeddings.shape[0] != n or len(languages) != n:
         raise ConfigError(f"{embeddings.shape[0]} embeddings, {n} groups and {len(languages)} languages")
@@ -60,6 +62,10 @@ def cross_language_pairs(embeddings: np.ndarray, groups: Sequence[str], language
     for start in range(0, n, block):
         rows = np.arange(start, min(start + block, n))
         sim = emb[rows] @ emb.T  # (r, n)
+        if lexical is not None and lexical_weight > 0:
+            from conba.lexical import fuse
+
+            sim = fuse(sim, (lexical[rows] @ lexical.T).toarray(), lexical_weight)
         mask = (np.arange(n)[None, :] > rows[:, None]) & (lang[None, :] != lang[rows][:, None])
         scores.append(sim[mask])
         labels.append((group[None, :] == group[rows][:, None])[mask].astype(np.int8))

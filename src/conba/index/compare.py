@@ -38,8 +38,9 @@ def _model(model: Any) -> Any:
 
 
 def compare(a: str, b: str, model: Any = None, languages: tuple[str | None, str | None] = (None, None),
-            threshold: str | float | None = "auto") -> CompareResult:
-    """Cosine similarity of two snippets and whether it clears ``threshold`` (``auto``: the model's)."""
+            threshold: str | float | None = "auto", lexical_weight: float | None = None) -> CompareResult:
+    """The score of two snippets and whether it clears ``threshold`` (``auto``: the model's). The score is
+    the fused one (:func:`fused_pair_score`) at ``lexical_weight`` (default: the model's)."""
     from conba.data.records import normalize_language
 
     for name, code in (("first", a), ("second", b)):
@@ -48,8 +49,26 @@ def compare(a: str, b: str, model: Any = None, languages: tuple[str | None, str 
     m = _model(model)
     langs = tuple(normalize_language(x) if x else None for x in languages)
     emb = m.encode([a, b], languages=[langs[0] or "", langs[1] or ""], show_progress_bar=False)
-    score = float(emb[0] @ emb[1])
+    score = fused_pair_score(float(emb[0] @ emb[1]), a, b, pair_weight(m, lexical_weight))
     return CompareResult(score, model_threshold(threshold, m), (langs[0], langs[1]))
+
+
+def pair_weight(model: Any, lexical_weight: float | None) -> float:
+    """The lexical weight for scoring a pair with ``model``: the one given, else the model's."""
+    from conba.lexical.fusion import check_weight
+
+    return check_weight(getattr(model, "lexical_weight", 0.0) if lexical_weight is None else lexical_weight)
+
+
+def fused_pair_score(dense: float, a: str, b: str, weight: float) -> float:
+    """``(1 - weight) * dense + weight * lexical`` for two snippets, with no index around them: the
+    lexical cosine uses the reference document frequencies shipped with conba
+    (:func:`conba.lexical.vectorizer.reference_idf`). Used by ``conba compare`` and ``/compare`` alike."""
+    if not weight:
+        return dense
+    from conba.lexical.vectorizer import pair_similarity
+
+    return (1.0 - weight) * dense + weight * pair_similarity(a, b)
 
 
 def read_code_file(path: str | os.PathLike, language: str | None = None,
@@ -74,7 +93,8 @@ def read_code_file(path: str | os.PathLike, language: str | None = None,
 
 
 def compare_files(path_a: str | os.PathLike, path_b: str | os.PathLike, model: Any = None,
-                  threshold: str | float | None = "auto") -> CompareResult:
+                  threshold: str | float | None = "auto", lexical_weight: float | None = None) -> CompareResult:
     a, lang_a = read_code_file(path_a)
     b, lang_b = read_code_file(path_b)
-    return compare(a, b, model=model, languages=(lang_a, lang_b), threshold=threshold)
+    return compare(a, b, model=model, languages=(lang_a, lang_b), threshold=threshold,
+                   lexical_weight=lexical_weight)

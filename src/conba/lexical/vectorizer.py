@@ -11,6 +11,7 @@ Glossary: n snippets, V hashed columns.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -92,3 +93,26 @@ class LexicalVectorizer:
         tf = self.term_frequencies(codes)
         table = idf if idf is not None else IdfTable.fit(tf)
         return self.weigh(tf, table.weights())
+
+
+@functools.lru_cache(maxsize=1)
+def reference_idf() -> IdfTable:
+    """The document frequencies shipped with conba (``reference_idf.json``: the training files'; see
+    ``scripts/build_reference_idf.py``), for scoring snippets with no index around them."""
+    import json
+    from importlib import resources
+
+    text = resources.files("conba.lexical").joinpath("reference_idf.json").read_text(encoding="utf-8")
+    return IdfTable.from_dict(json.loads(text))
+
+
+def pair_similarity(a: str, b: str, idf: IdfTable | None = None) -> float:
+    """Lexical cosine of two snippets, weighed with ``idf`` (default: :func:`reference_idf`)."""
+    vec = LexicalVectorizer()
+    x = vec.weigh(vec.term_frequencies([a, b]), idf.weights() if idf is not None else _reference_weights())
+    return float(x[0].multiply(x[1]).sum())
+
+
+@functools.lru_cache(maxsize=1)
+def _reference_weights() -> np.ndarray:
+    return reference_idf().weights()

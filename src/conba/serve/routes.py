@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.responses import HTMLResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from conba.index.compare import fused_pair_score, pair_weight
 from conba.serve.limits import check_language
 from conba.serve.schemas import (
     ClonesResponse,
@@ -65,8 +66,8 @@ def _unit_dict(unit: Any, code: bool) -> dict[str, Any]:
     return relative_unit_dict(unit, code=code)
 
 
-def _search(snap: Snapshot, query: Any, k: int, language: str | None) -> tuple[list, int]:
-    return snap.index.search_vectors(query, k=k, language=language)[0], snap.generation
+def _search(snap: Snapshot, query: Any, k: int, language: str | None, code: str) -> tuple[list, int]:
+    return snap.index.search_vectors(query, k=k, language=language, codes=[code])[0], snap.generation
 
 
 def _clones(snap: Snapshot, threshold: str, cross_language_only: bool, min_lines: int) -> tuple[float, list, int]:
@@ -97,7 +98,7 @@ def router(state: ServeState) -> APIRouter:
         language = check_language(req.language, "language")
         qlang = check_language(req.query_language, "query_language")
         query = await state.batcher.encode([req.code], [qlang or ""])
-        hits, generation = await holder.with_snapshot(_search, query, req.k, language)
+        hits, generation = await holder.with_snapshot(_search, query, req.k, language, req.code)
         out = [{"rank": r, "score": round(h.score, 4), **_unit_dict(h.unit, req.include_code)}
                for r, h in enumerate(hits, 1)]
         body: dict[str, Any] = {"hits": out, "generation": generation}
@@ -121,7 +122,7 @@ def router(state: ServeState) -> APIRouter:
         lb = check_language(req.language_b, "language_b")
         t = _model_threshold(req.threshold, state.model)
         vectors = await state.batcher.encode([req.a, req.b], [la or "", lb or ""])
-        score = float(vectors[0] @ vectors[1])
+        score = fused_pair_score(float(vectors[0] @ vectors[1]), req.a, req.b, pair_weight(state.model, None))
         return {"score": round(score, 4), "threshold": round(t, 4), "clone": score >= t, "languages": [la, lb]}
 
     @api.post("/encode", response_model=EncodeResponse, tags=["encode"])
