@@ -32,8 +32,8 @@ def main() -> None:
 
     from conba.bench.variants import sentence_transformer
     from conba.data import load_records
-    from conba.engine.threads import apply_threads
     from conba.model import load_model
+    from conba.settings import apply_threads
 
     threads = apply_threads()
     records = load_records(args.data)

@@ -85,7 +85,7 @@ def test_ablation_cli_end_to_end(tiny_backbone, data_dir, tmp_path):
 def test_recorded_command_keeps_zero_values():
     import click
 
-    from conba.cli.experiment_cmd import _command
+    from conba.cli.experiment_cmd import command_line
 
     @click.command("fake")
     @click.option("-l", "--limit", type=int, default=300)
@@ -94,7 +94,7 @@ def test_recorded_command_keeps_zero_values():
     @click.option("--tag", "tags", multiple=True)
     @click.option("--name", default=None)
     def fake(**_):
-        click.echo(_command())
+        click.echo(command_line())
 
     res = CliRunner().invoke(fake, ["--limit", "0", "--scale", "0.0", "--tag", "a", "--tag", "b c"])
     assert res.exit_code == 0, res.output

@@ -114,9 +114,9 @@ def test_run_noise_bad_input(records, tmp_path):
 
 
 def test_parallel_perturbation_matches_serial(tmp_path):
-    from conba.experiments.noise import _perturb_all
+    from conba.experiments.noise import perturb_all
     from conba.testing import make_tiny_dataset
 
     recs = load_grouped(make_tiny_dataset(tmp_path / "big.jsonl", copies=7))
     assert len(recs) > 64
-    assert _perturb_all(recs, "deletion", 0.3, 0, workers=2) == _perturb_all(recs, "deletion", 0.3, 0, workers=1)
+    assert perturb_all(recs, "deletion", 0.3, 0, workers=2) == perturb_all(recs, "deletion", 0.3, 0, workers=1)

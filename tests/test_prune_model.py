@@ -330,11 +330,11 @@ def test_shipped_default_pruner_matches_the_shipped_default_model():
 
 def test_prune_training_sees_the_models_input_view():
     from conba.data import CodeRecord
-    from conba.prune.train import _viewed
+    from conba.prune.train import viewed_records
 
     code = "import os\n# add\ndef add(a, b):\n    return a + b  # sum\n"
     records = [CodeRecord(str(i), "g", "python", code) for i in range(3)]
-    assert _viewed(records, [0, 2], "raw", print) is records
-    out = _viewed(records, [0, 2], "code", lambda _msg: None)
+    assert viewed_records(records, [0, 2], "raw", print) is records
+    out = viewed_records(records, [0, 2], "code", lambda _msg: None)
     assert "import" not in out[0].code and "#" not in out[2].code and "def add" in out[0].code
     assert out[1].code == code and records[0].code == code  # unused rows and the input stay as they were

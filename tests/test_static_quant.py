@@ -5,7 +5,7 @@ import torch
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 
-from conba.engine.static_quant import StaticQuant, _reader, calibration_batches  # noqa: E402
+from conba.engine.static_quant import StaticQuant, calibration_batches, calibration_reader  # noqa: E402
 from conba.errors import ConfigError  # noqa: E402
 from conba.heads import HeadConfig  # noqa: E402
 from conba.model import ConbaModel  # noqa: E402
@@ -52,7 +52,7 @@ def test_calibration_batches_are_encode_inputs(model):
 
 def test_reader_yields_feeds_then_none_and_rewinds():
     feeds = [{"x": np.zeros((1, 2), np.int64)}, {"x": np.ones((1, 2), np.int64)}]
-    reader = _reader(feeds)
+    reader = calibration_reader(feeds)
     assert [reader.get_next()["x"].sum(), reader.get_next()["x"].sum(), reader.get_next()] == [0, 2, None]
     reader.rewind()
     assert reader.get_next() is feeds[0] and len(reader) == 2
