@@ -96,6 +96,7 @@ def test_model_load_checks_the_weights_against_the_fingerprint(saved):
         load_model(folder)
 
 
+@pytest.mark.slow
 def test_float16_delta_round_trips_through_the_fingerprint_check(tmp_path):
     m = ConbaModel.create("default", HeadConfig(kind="linear"))
     with torch.no_grad():

@@ -70,6 +70,7 @@ def test_noise_missing_module_error(data_dir, tmp_path, monkeypatch):
     assert res.exit_code == 1 and "not available" in res.output
 
 
+@pytest.mark.slow
 def test_ablation_cli_end_to_end(tiny_backbone, data_dir, tmp_path):
     res = run("ablation", "-d", str(data_dir), "-o", str(tmp_path / "abl"), "-w", str(tmp_path / "w"),
               "--backbone", str(tiny_backbone), "--variants", "no_conba,conba", "--seeds", "0", "-e", "1",

@@ -32,6 +32,7 @@ def suite_run(tiny_backbone, tmp_path_factory):
     return cfg, tmp, data, logs
 
 
+@pytest.mark.slow
 def test_suite_writes_every_report_and_figure(suite_run):
     cfg, tmp, data, _ = suite_run
     out = tmp / "out"
@@ -79,6 +80,7 @@ def test_suite_numbers(suite_run):
         assert meta["token_steps"] == (cfg.token_steps if name != "conba" else 0)
 
 
+@pytest.mark.slow
 def test_suite_resumes_and_reuses_runs(suite_run):
     cfg, tmp, _, _ = suite_run
     logs: list[str] = []
@@ -87,6 +89,7 @@ def test_suite_resumes_and_reuses_runs(suite_run):
     assert data["runs"] == {**data["runs"], "trained": 0, "reused": 2}
 
 
+@pytest.mark.slow
 def test_noise_missing_module_is_skipped(tiny_backbone, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "conba.experiments.noise", None)  # import now fails as if missing
     assert load_run_noise() is None
