@@ -94,6 +94,7 @@ def test_lock_is_reentrant_and_released_on_close(tmp_path, proj, tiny_model):
     assert holder(folder) is None and (folder / LOCK_NAME).exists()
 
 
+@pytest.mark.slow
 def test_two_conba_index_processes(tmp_path, proj, tiny_model):
     folder = tmp_path / "idx"
     env = dict(os.environ, PYTHONPATH=str(SRC), CONBA_INDEX_COMMIT_EVERY="2", CONBA_INDEX_TEST_DELAY="0.3",
