@@ -90,6 +90,7 @@ def test_float16_save_is_exact_after_rounding(tiny_backbone, tmp_path):
     assert np.array_equal(m.encode(CODES), m2.encode(CODES))
 
 
+@pytest.mark.slow
 def test_delta_storage_only_stores_changed_tensors(tmp_path):
     from safetensors.torch import load_file
 
