@@ -36,6 +36,7 @@ def test_key_changes_with_a_tiny_weight_change(backbone):
     assert backbone_key(backbone, 2) != before
 
 
+@pytest.mark.slow
 def test_key_changes_when_weights_are_permuted(backbone):
     before = backbone_key(backbone, 2)
     w = backbone.layers[1].intermediate.dense.weight
@@ -46,6 +47,7 @@ def test_key_changes_when_weights_are_permuted(backbone):
     assert backbone_key(backbone, 2) != before
 
 
+@pytest.mark.slow
 def test_key_covers_only_the_layers_below(backbone):
     k1, k2 = backbone_key(backbone, 1), backbone_key(backbone, 2)
     assert k1 != k2

@@ -48,6 +48,7 @@ def test_second_writer_fails_with_the_holders_pid(tmp_path, proj, tiny_model):
         assert idx.add([str(proj)]).units_total == 12
 
 
+@pytest.mark.slow
 def test_wait_blocks_until_the_other_writer_is_done(tmp_path, proj, tiny_model):
     folder = tmp_path / "idx"
     other = IndexLock(folder)

@@ -47,6 +47,7 @@ def test_onnx_with_pruning_matches_torch_pruning(model):
     assert np.abs(model.encode(CODES, engine="onnx-fp32") - model.encode(CODES)).max() < 1e-5
 
 
+@pytest.mark.slow
 def test_export_is_cached_and_reused(model, tmp_path):
     from conba.engine.onnx_runtime import export_dir
 

@@ -265,6 +265,7 @@ def test_other_model_types_fall_back_or_refuse(model, monkeypatch):
         require_own_loop(model.backbone, "SDTP pruning")
 
 
+@pytest.mark.slow
 def test_prune_train_reuses_saliency_for_a_layer_subset(deep_backbone, tmp_path):
     from conba.cli.main import cli
     from conba.testing import make_tiny_dataset

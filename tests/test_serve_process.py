@@ -67,6 +67,7 @@ def server(tmp_path_factory, tiny_model):
             proc.wait()
 
 
+@pytest.mark.slow
 def test_client_calls_every_endpoint(server, tiny_model):
     from conba.model import load_model
 
@@ -101,6 +102,7 @@ def test_client_errors(server):
     assert err.value.status == 401
 
 
+@pytest.mark.slow
 def test_search_during_reindex_then_reload(server):
     from conba.index.lock import holder
 

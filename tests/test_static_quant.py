@@ -73,6 +73,7 @@ def test_bad_static_config():
     assert StaticQuant(batch, float_outputs=False).name == "static-qdq-minmax-qout"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["qdq", "qoperator"])
 def test_static_export_close_to_torch(model, tmp_path, fmt):
     from conba.engine.onnx_export import export_onnx, read_manifest
@@ -93,6 +94,7 @@ def test_static_export_close_to_torch(model, tmp_path, fmt):
     assert cos.min() > 0.95
 
 
+@pytest.mark.slow
 def test_static_export_with_pruning_calibrates_every_segment(model, tmp_path):
     import onnx
 
