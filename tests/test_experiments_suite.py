@@ -9,6 +9,9 @@ import pytest
 from conba.experiments.config import ExperimentConfig
 from conba.experiments.suite import PARTS, load_run_noise, run_all
 
+pytestmark = pytest.mark.slow  # a module fixture trains / starts servers for every test here
+
+
 
 def tiny_config(tiny_backbone, tmp_path, **kw):
     from conba.testing import make_tiny_dataset
@@ -32,7 +35,6 @@ def suite_run(tiny_backbone, tmp_path_factory):
     return cfg, tmp, data, logs
 
 
-@pytest.mark.slow
 def test_suite_writes_every_report_and_figure(suite_run):
     cfg, tmp, data, _ = suite_run
     out = tmp / "out"
@@ -80,7 +82,6 @@ def test_suite_numbers(suite_run):
         assert meta["token_steps"] == (cfg.token_steps if name != "conba" else 0)
 
 
-@pytest.mark.slow
 def test_suite_resumes_and_reuses_runs(suite_run):
     cfg, tmp, _, _ = suite_run
     logs: list[str] = []
@@ -89,7 +90,6 @@ def test_suite_resumes_and_reuses_runs(suite_run):
     assert data["runs"] == {**data["runs"], "trained": 0, "reused": 2}
 
 
-@pytest.mark.slow
 def test_noise_missing_module_is_skipped(tiny_backbone, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "conba.experiments.noise", None)  # import now fails as if missing
     assert load_run_noise() is None

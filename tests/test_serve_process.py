@@ -13,6 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # a module fixture trains / starts servers for every test here
+
+
 pytest.importorskip("fastapi", reason="conba serve needs FastAPI: pip install 'conba[serve]'")
 pytest.importorskip("httpx", reason="conba.Client needs httpx: pip install 'conba[serve]'")
 
@@ -67,7 +70,6 @@ def server(tmp_path_factory, tiny_model):
             proc.wait()
 
 
-@pytest.mark.slow
 def test_client_calls_every_endpoint(server, tiny_model):
     from conba.model import load_model
 
@@ -102,7 +104,6 @@ def test_client_errors(server):
     assert err.value.status == 401
 
 
-@pytest.mark.slow
 def test_search_during_reindex_then_reload(server):
     from conba.index.lock import holder
 
