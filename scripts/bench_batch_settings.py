@@ -30,11 +30,10 @@ def main() -> None:
     ap.add_argument("--model", default="default")
     args = ap.parse_args()
 
-    from conba.engine.threads import apply_threads
-
     from conba.bench.variants import sentence_transformer
     from conba.data import load_records
     from conba.model import load_model
+    from conba.settings import apply_threads
 
     threads = apply_threads()
     records = load_records(args.data)

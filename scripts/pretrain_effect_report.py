@@ -60,13 +60,10 @@ def collect(folder: Path) -> dict:
             if base:
                 res["deltas"][run["tune"]] = {k: run[k] - base[k] for k in
                                               ("eval_map_at_r", "eval_mrr", "pair_f1", "early_stopping_map_at_r")}
-    try:
-        import torch
+    import torch
 
-        res["machine"] = {"gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
-                          "torch": torch.__version__, "platform": platform.platform()}
-    except ImportError:  # pragma: no cover
-        pass
+    res["machine"] = {"gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+                      "torch": torch.__version__, "platform": platform.platform()}
     return res
 
 

@@ -57,6 +57,7 @@ def test_draws_are_unit_repeatable_and_exact_knn_merges_chunks(fake_index):
     assert sub.max() < 130
 
 
+@pytest.mark.slow
 def test_ann1m_phase_records_rows(fake_index, tmp_path):
     scale = _load("bench_index_scale")
     folder, _ = fake_index
@@ -92,6 +93,7 @@ def test_engine_names_the_index_folder_and_results_key(tmp_path):
         scale.parse_args(["--engine", "tensorrt"])  # not an engine
 
 
+@pytest.mark.slow
 def test_index_and_query_phases_record_engine_and_model(tiny_model, tmp_path):
     pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")

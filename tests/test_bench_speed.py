@@ -35,6 +35,7 @@ def test_sampling_helpers():
     assert group_subset(recs, 0, 0) == recs
 
 
+@pytest.mark.slow
 def test_speed_benchmark_on_tiny_model(tiny_model, tiny_data):
     pytest.importorskip("sentence_transformers")
     train, _ = tiny_data
@@ -171,6 +172,7 @@ def test_encode_token_budget_gives_the_same_embeddings(tiny_backbone):
     np.testing.assert_allclose(budget, plain, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_student_variants(tiny_model, tiny_data, tmp_path):
     """fast / fast-onnx time the student folder given by --student (its own fingerprint keys the MAP@R cache);
     without a student they are skipped with the reason."""

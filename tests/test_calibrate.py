@@ -62,6 +62,7 @@ def model_copy(tiny_model, tmp_path):
     return str(shutil.copytree(tiny_model, tmp_path / "model"))
 
 
+@pytest.mark.slow
 def test_calibrate_prints_and_writes_the_threshold(dev, model_copy, tmp_path):
     from conba.index import Index
     from conba.model import load_model

@@ -11,12 +11,14 @@ from conba.errors import ConfigError, FormatError
 from conba.experiments.config import ExperimentConfig
 from conba.heads import HeadConfig, build_head, load_head, save_head
 from conba.model import CONFIG_NAME, ConbaModel, ModelError, load_model
+from conba.model.config import ModelConfig
 from conba.pretrain.config import PretrainConfig
 from conba.prune.train_config import PruneTrainConfig
 from conba.train.config import TrainConfig
 from conba.utils.config_keys import JsonConfig
 
-CONFIGS = [BackboneConfig, HeadConfig, PruneConfig, TrainConfig, ExperimentConfig, PretrainConfig, PruneTrainConfig]
+CONFIGS = [BackboneConfig, HeadConfig, PruneConfig, TrainConfig, ExperimentConfig, PretrainConfig, PruneTrainConfig,
+           ModelConfig]
 
 
 @pytest.mark.parametrize("cls", CONFIGS)
@@ -66,6 +68,24 @@ def test_model_load_refuses_a_newer_format_version(saved):
         load_model(folder)
 
 
+def test_model_load_refuses_an_unknown_key_in_conba_config_naming_it_and_the_file(saved):
+    _, folder = saved
+    path = folder / CONFIG_NAME
+    cfg = json.loads(path.read_text())
+    assert ModelConfig.load(path).to_dict() == cfg  # what save() wrote, key for key
+    path.write_text(json.dumps({**cfg, "treshold": 0.5}))
+    with pytest.raises(ConfigError, match=rf"^unknown model config key 'treshold' in {path} \(known: format, "):
+        load_model(folder)
+
+
+def test_the_shipped_model_configs_read_strictly():
+    from conba.model import DEFAULT_FAST_DIR, DEFAULT_MODEL_DIR
+
+    for folder in (DEFAULT_MODEL_DIR, DEFAULT_FAST_DIR):
+        raw = json.loads((folder / CONFIG_NAME).read_text())
+        assert ModelConfig.load(folder / CONFIG_NAME).to_dict() == raw
+
+
 def test_model_load_checks_the_weights_against_the_fingerprint(saved):
     m, folder = saved
     assert load_model(folder).fingerprint() == m.fingerprint()
@@ -76,6 +96,7 @@ def test_model_load_checks_the_weights_against_the_fingerprint(saved):
         load_model(folder)
 
 
+@pytest.mark.slow
 def test_float16_delta_round_trips_through_the_fingerprint_check(tmp_path):
     m = ConbaModel.create("default", HeadConfig(kind="linear"))
     with torch.no_grad():

@@ -65,6 +65,7 @@ def test_student_folder_round_trip_is_bit_exact(teacher, tmp_path):
     assert np.array_equal(back.encode(CODES, ["python", "cpp"]), s.encode(CODES, ["python", "cpp"]))
 
 
+@pytest.mark.slow
 def test_student_of_the_embedded_backbone_saves_as_a_delta(tmp_path):
     from safetensors.torch import load_file
 
@@ -130,6 +131,7 @@ def _run(teacher: str, tiny_data, out: Path, *extra: str):
                                     "-D", str(dev), "-b", "4", "--no-progress", *extra])
 
 
+@pytest.mark.slow
 def test_cli_trains_keeps_the_best_and_resumes(teacher, tiny_data, tmp_path):
     out = tmp_path / "run"
     res = _run(teacher, tiny_data, out, "-e", "1")

@@ -144,6 +144,7 @@ def test_bad_group_lines_name_file_and_line(tmp_path, line, reason):
         load_groups(path)
 
 
+@pytest.mark.slow
 def test_zero_shot_baseline_is_injected_and_cached(repo, tmp_path, tiny_model, tiny_backbone):
     from conba.model import ConbaModel
 

@@ -70,6 +70,7 @@ def test_noise_missing_module_error(data_dir, tmp_path, monkeypatch):
     assert res.exit_code == 1 and "not available" in res.output
 
 
+@pytest.mark.slow
 def test_ablation_cli_end_to_end(tiny_backbone, data_dir, tmp_path):
     res = run("ablation", "-d", str(data_dir), "-o", str(tmp_path / "abl"), "-w", str(tmp_path / "w"),
               "--backbone", str(tiny_backbone), "--variants", "no_conba,conba", "--seeds", "0", "-e", "1",
@@ -85,7 +86,7 @@ def test_ablation_cli_end_to_end(tiny_backbone, data_dir, tmp_path):
 def test_recorded_command_keeps_zero_values():
     import click
 
-    from conba.cli.experiment_cmd import _command
+    from conba.cli.experiment_cmd import command_line
 
     @click.command("fake")
     @click.option("-l", "--limit", type=int, default=300)
@@ -94,7 +95,7 @@ def test_recorded_command_keeps_zero_values():
     @click.option("--tag", "tags", multiple=True)
     @click.option("--name", default=None)
     def fake(**_):
-        click.echo(_command())
+        click.echo(command_line())
 
     res = CliRunner().invoke(fake, ["--limit", "0", "--scale", "0.0", "--tag", "a", "--tag", "b c"])
     assert res.exit_code == 0, res.output

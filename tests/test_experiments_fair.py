@@ -85,6 +85,7 @@ def test_score_repo_is_file_level_map_at_r():
     assert score_repo(wrong, repo)["map_at_r"] == pytest.approx(0.0)
 
 
+@pytest.mark.slow
 def test_fair_end_to_end_budgets_backbone_repo_and_resume(data_dir, tmp_path, tiny_backbone, shifted_model,
                                                           repo_index):
     idx, groups = repo_index
@@ -127,6 +128,7 @@ def test_fair_end_to_end_budgets_backbone_repo_and_resume(data_dir, tmp_path, ti
     assert all(r["seeds"] == 2 for r in json.loads((tmp_path / "fair" / "fair.json").read_text())["rows"].values())
 
 
+@pytest.mark.slow
 def test_prefix_rows_run_only_with_prefix_seeds(data_dir, tmp_path, tiny_backbone, tiny_model):
     base = [*_base(data_dir, tmp_path, tiny_backbone, tiny_model), "--rows", "linear+prefix", "--budgets", "steps",
             "--steps", "2", "--epoch-steps", "1"]

@@ -41,6 +41,7 @@ def records(tmp_path):
     return load_grouped(make_tiny_dataset(tmp_path / "d.jsonl", copies=2))
 
 
+@pytest.mark.slow
 def test_run_noise_writes_json_png_markdown_and_curves(records, tmp_path):
     model = HashModel()
     out = tmp_path / "noise"
@@ -72,6 +73,7 @@ class PrintedHashModel(HashModel):
         return f"hash{self.dim}"
 
 
+@pytest.mark.slow
 def test_run_noise_resumes_from_its_cache_and_only_encodes_changed_snippets(records, tmp_path):
     model = PrintedHashModel(threshold=None)
     first = run_noise(model, records, tmp_path / "n", perturbations=("swap",), levels=(0.1,), progress=False)
@@ -85,6 +87,7 @@ def test_run_noise_resumes_from_its_cache_and_only_encodes_changed_snippets(reco
     assert other.encoded > 0
 
 
+@pytest.mark.slow
 def test_models_without_a_fingerprint_never_share_a_cache(records, tmp_path):
     a, b = HashModel(dim=64), HashModel(dim=8)
     ra = run_noise(a, records, tmp_path / "a", perturbations=("deletion",), levels=(0.5,), progress=False)
@@ -93,6 +96,7 @@ def test_models_without_a_fingerprint_never_share_a_cache(records, tmp_path):
     assert ra["results"]["deletion"][0]["map_at_r"] != rb["results"]["deletion"][0]["map_at_r"]
 
 
+@pytest.mark.slow
 def test_run_noise_with_a_tiny_conba_model(records, tmp_path, tiny_backbone):
     from conba.model import ConbaModel
 
@@ -114,9 +118,9 @@ def test_run_noise_bad_input(records, tmp_path):
 
 
 def test_parallel_perturbation_matches_serial(tmp_path):
-    from conba.experiments.noise import _perturb_all
+    from conba.experiments.noise import perturb_all
     from conba.testing import make_tiny_dataset
 
     recs = load_grouped(make_tiny_dataset(tmp_path / "big.jsonl", copies=7))
     assert len(recs) > 64
-    assert _perturb_all(recs, "deletion", 0.3, 0, workers=2) == _perturb_all(recs, "deletion", 0.3, 0, workers=1)
+    assert perturb_all(recs, "deletion", 0.3, 0, workers=2) == perturb_all(recs, "deletion", 0.3, 0, workers=1)

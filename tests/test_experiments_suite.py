@@ -9,6 +9,9 @@ import pytest
 from conba.experiments.config import ExperimentConfig
 from conba.experiments.suite import PARTS, load_run_noise, run_all
 
+pytestmark = pytest.mark.slow  # a module fixture trains / starts servers for every test here
+
+
 
 def tiny_config(tiny_backbone, tmp_path, **kw):
     from conba.testing import make_tiny_dataset

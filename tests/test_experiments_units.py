@@ -115,6 +115,7 @@ def test_mean_std_and_aggregate():
     assert agg["map_at_r"]["mean"] == pytest.approx(0.3) and agg["pairs"]["a->b"]["mean"] == pytest.approx(0.4)
 
 
+@pytest.mark.slow
 def test_trainer_options_cap_the_steps_and_skip_the_plots(tiny_backbone, tiny_data, tmp_path):
     from conba.train.config import TrainConfig
     from conba.train.trainer import Trainer

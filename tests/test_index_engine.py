@@ -125,6 +125,7 @@ def test_adding_with_another_engine_fails_in_one_line(onnx_index, project, tiny_
     assert isinstance(err.value, ModelMismatchError)  # callers handling model mismatches handle this too
 
 
+@pytest.mark.slow
 def test_an_old_index_without_the_field_reads_as_torch(project, tiny_model, tmp_path):
     folder = tmp_path / "old"
     with Index(folder, model=tiny_model) as idx:

@@ -7,6 +7,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from conba.index.extract import extract_units
 from conba.index.filters import read_source
 from conba.index.walker import discover
@@ -49,6 +51,7 @@ def _eval_module():
     return module
 
 
+@pytest.mark.slow
 def test_eval_script(tiny_model):
     result = _eval_module().evaluate(tiny_model, "-1", grouping="components", keep_trivial=True)  # all clones: recall 1
     assert result["planted_pairs"] == 41 and result["recall"] == 1.0

@@ -31,6 +31,7 @@ def _count(db_path: Path, sql: str) -> int:
         return 0
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
 def test_sigkill_mid_run_then_resume(tmp_path, tiny_model):
     proj = tmp_path / "proj"

@@ -48,6 +48,7 @@ def test_second_writer_fails_with_the_holders_pid(tmp_path, proj, tiny_model):
         assert idx.add([str(proj)]).units_total == 12
 
 
+@pytest.mark.slow
 def test_wait_blocks_until_the_other_writer_is_done(tmp_path, proj, tiny_model):
     folder = tmp_path / "idx"
     other = IndexLock(folder)
@@ -94,6 +95,7 @@ def test_lock_is_reentrant_and_released_on_close(tmp_path, proj, tiny_model):
     assert holder(folder) is None and (folder / LOCK_NAME).exists()
 
 
+@pytest.mark.slow
 def test_two_conba_index_processes(tmp_path, proj, tiny_model):
     folder = tmp_path / "idx"
     env = dict(os.environ, PYTHONPATH=str(SRC), CONBA_INDEX_COMMIT_EVERY="2", CONBA_INDEX_TEST_DELAY="0.3",

@@ -61,6 +61,7 @@ def _assert_same(local: dict[str, np.ndarray], other: dict[str, np.ndarray]) -> 
     assert min(cos) >= 0.9999, min(cos)
 
 
+@pytest.mark.slow
 def test_ray_vectors_equal_local_run(tmp_path, tiny_model, cluster):
     from conba.index import Index
     from conba.index.ray_encode import RayEncoder
@@ -77,6 +78,7 @@ def test_ray_vectors_equal_local_run(tmp_path, tiny_model, cluster):
     assert len(hits) == 3
 
 
+@pytest.mark.slow
 def test_ray_driver_killed_then_resumed(tmp_path, tiny_model, cluster):
     from conba.index import Index
 

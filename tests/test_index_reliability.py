@@ -160,6 +160,7 @@ def test_old_index_without_checksums_is_migrated(project, tmp_path, tiny_model):
         assert len(idx.clones(threshold=-1.0, keep_trivial=True, grouping="components")) == 1
 
 
+@pytest.mark.slow
 def test_failed_run_tells_what_to_fix(project, tmp_path, tiny_model, monkeypatch):
     folder = tmp_path / "idx"
     with Index(folder, model=tiny_model) as idx:

@@ -32,6 +32,7 @@ def test_truncation_length(tiny_backbone):
     assert bb.token_lengths(["a " * 100, "a"]) == [12, 3]
 
 
+@pytest.mark.slow
 def test_encode_shapes_order_and_batching(model):
     e1 = model.encode(CODES, languages=["python", "java", "java", "javascript"], batch_size=1)
     e4 = model.encode(CODES, languages=["python", "java", "java", "javascript"], batch_size=4)
@@ -54,6 +55,7 @@ def test_encode_bad_input(model):
         model.encode(["a"], batch_size=0)
 
 
+@pytest.mark.slow
 def test_similarity(model):
     s = model.similarity(CODES[:2], CODES)
     assert s.shape == (2, 4)
@@ -90,6 +92,7 @@ def test_float16_save_is_exact_after_rounding(tiny_backbone, tmp_path):
     assert np.array_equal(m.encode(CODES), m2.encode(CODES))
 
 
+@pytest.mark.slow
 def test_delta_storage_only_stores_changed_tensors(tmp_path):
     from safetensors.torch import load_file
 

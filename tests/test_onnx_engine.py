@@ -20,6 +20,7 @@ def model(tiny_backbone, tmp_path, monkeypatch):
     return ConbaModel.create(str(tiny_backbone), HeadConfig(kind="conba", languages=["python", "java"]))
 
 
+@pytest.mark.slow
 def test_onnx_fp32_matches_torch(model):
     exact = model.encode(CODES, languages="python")
     onnx = model.encode(CODES, languages="python", engine="onnx-fp32")
@@ -34,6 +35,7 @@ def test_onnx_int8_close_to_torch(model):
     assert model._engines[("onnx", False)].manifest["quantized"] is True
 
 
+@pytest.mark.slow
 def test_onnx_with_pruning_matches_torch_pruning(model):
     torch.manual_seed(2)
     model.pruner = PruneModule(PruneConfig(layers=[1], keep_ratio=0.5, dim=32, num_layers=2))
@@ -45,6 +47,7 @@ def test_onnx_with_pruning_matches_torch_pruning(model):
     assert np.abs(model.encode(CODES, engine="onnx-fp32") - model.encode(CODES)).max() < 1e-5
 
 
+@pytest.mark.slow
 def test_export_is_cached_and_reused(model, tmp_path):
     from conba.engine.onnx_runtime import export_dir
 

@@ -171,6 +171,7 @@ def _weights(folder: Path) -> dict[str, torch.Tensor]:
     return load_file(str(folder / "model.safetensors"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("objective", ["mlm", "rtd", "both"])
 def test_pretrain_writes_a_backbone_that_conba_train_accepts(backbone, data, tmp_path, objective):
     from conba.model import ConbaModel
@@ -190,6 +191,7 @@ def test_pretrain_writes_a_backbone_that_conba_train_accepts(backbone, data, tmp
     assert model.encode(["def add(a, b): return a + b"]).shape == (1, 32)
 
 
+@pytest.mark.slow
 def test_pretrain_resumes_exactly_and_refuses_a_foreign_folder(backbone, data, tmp_path, monkeypatch):
     from conba.pretrain import pretrain
     from conba.pretrain.trainer import Pretrainer
@@ -225,6 +227,7 @@ def test_pretrain_resumes_exactly_and_refuses_a_foreign_folder(backbone, data, t
         pretrain(_cfg(backbone, data, foreign), progress=False, log=lambda m: None)
 
 
+@pytest.mark.slow
 def test_cli_pretrain(backbone, data, tmp_path):
     from click.testing import CliRunner
 

@@ -36,6 +36,7 @@ def _pruner(ratio=0.5, layers=(1, 3)):
     return PruneModule(PruneConfig(layers=list(layers), keep_ratio=ratio, dim=32, num_layers=4))
 
 
+@pytest.mark.slow
 def test_own_layer_loop_equals_hf_forward(model):
     """encode() runs the layers itself (broadcast mask, no pooler); it must equal the HF forward."""
     from conba.engine.batching import length_sorted_batches, tokenize_ids
@@ -52,12 +53,14 @@ def test_own_layer_loop_equals_hf_forward(model):
     assert np.allclose(model.encode(CODES, languages=langs, batch_size=2), ref, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_keep_ratio_one_equals_exact(model):
     exact = model.encode(CODES)
     model.pruner = _pruner(ratio=1.0)
     assert np.allclose(model.encode(CODES), exact, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_pruning_changes_output_and_off_reproduces_exact(model, tmp_path):
     exact = model.encode(CODES)
     model.pruner = _pruner(ratio=0.3)
@@ -85,6 +88,7 @@ def test_pruned_states_shrink_tokens(model):
     assert out.exit_sum is None
 
 
+@pytest.mark.slow
 def test_pool_pruned_counts_every_token(model):
     """With pool_pruned, the pooled mean covers the survivors (last layer) and the pruned tokens (at the
     layer they left)."""
@@ -167,6 +171,7 @@ def test_token_fraction():
         (1 + 1 + 0.5 + 0.25 + 0.125 + 0.0625) / 6)
 
 
+@pytest.mark.slow
 def test_saliency_hooks_match_manual_gradient(model):
     groups = [0, 1, 0, 1]
     ids, sal = batch_saliency(model, CODES, ["python", "java", "java", "python"], groups, [1, 3], 0.05)
@@ -212,6 +217,7 @@ def test_soft_pass_gradient_reaches_every_scorer(model):
         soft_states(model.backbone, pr, h, mask, start=2)
 
 
+@pytest.mark.slow
 def test_prune_train_cli_end_to_end(deep_backbone, tmp_path):
     from conba.cli.main import cli
     from conba.testing import make_tiny_dataset
@@ -259,6 +265,7 @@ def test_other_model_types_fall_back_or_refuse(model, monkeypatch):
         require_own_loop(model.backbone, "SDTP pruning")
 
 
+@pytest.mark.slow
 def test_prune_train_reuses_saliency_for_a_layer_subset(deep_backbone, tmp_path):
     from conba.cli.main import cli
     from conba.testing import make_tiny_dataset
@@ -330,11 +337,11 @@ def test_shipped_default_pruner_matches_the_shipped_default_model():
 
 def test_prune_training_sees_the_models_input_view():
     from conba.data import CodeRecord
-    from conba.prune.train import _viewed
+    from conba.prune.train import viewed_records
 
     code = "import os\n# add\ndef add(a, b):\n    return a + b  # sum\n"
     records = [CodeRecord(str(i), "g", "python", code) for i in range(3)]
-    assert _viewed(records, [0, 2], "raw", print) is records
-    out = _viewed(records, [0, 2], "code", lambda _msg: None)
+    assert viewed_records(records, [0, 2], "raw", print) is records
+    out = viewed_records(records, [0, 2], "code", lambda _msg: None)
     assert "import" not in out[0].code and "#" not in out[2].code and "def add" in out[0].code
     assert out[1].code == code and records[0].code == code  # unused rows and the input stay as they were

@@ -117,6 +117,7 @@ def _scores(model, language: str, kind: str) -> np.ndarray:
     return np.sum(a * b, axis=1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("language", sorted(CASES))
 def test_reformatted_functions_stay_clones(default_model, language):
     threshold = model_clone_threshold(default_model)
@@ -130,6 +131,7 @@ def test_reformatted_functions_stay_clones(default_model, language):
 # a model that passes turns these into failures, so the marker comes off with the fix.
 @pytest.mark.xfail(strict=True, reason="renamed identifiers fall below the clone threshold (needs rename-augmented "
                                        "training)")
+@pytest.mark.slow
 @pytest.mark.parametrize("language", sorted(CASES))
 def test_renamed_functions_stay_clones(default_model, language):
     threshold = model_clone_threshold(default_model)

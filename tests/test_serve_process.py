@@ -13,6 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # a module fixture trains / starts servers for every test here
+
+
 pytest.importorskip("fastapi", reason="conba serve needs FastAPI: pip install 'conba[serve]'")
 pytest.importorskip("httpx", reason="conba.Client needs httpx: pip install 'conba[serve]'")
 

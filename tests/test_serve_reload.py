@@ -33,6 +33,7 @@ def project(tmp_path, tiny_model):
     return proj, tmp_path / "idx"
 
 
+@pytest.mark.slow
 def test_search_during_reindex_reads_the_old_snapshot_whole(project, tiny_model):
     from conba.index import Index
     from conba.index.builder import encode_missing
@@ -81,6 +82,7 @@ def test_search_during_reindex_reads_the_old_snapshot_whole(project, tiny_model)
     holder.close_now()
 
 
+@pytest.mark.slow
 def test_manifest_rewritten_while_loading_is_retried(project, tiny_model, monkeypatch):
     import conba.serve.reload as reload
     from conba.model import load_model
@@ -95,6 +97,7 @@ def test_manifest_rewritten_while_loading_is_retried(project, tiny_model, monkey
     holder.close_now()
 
 
+@pytest.mark.slow
 def test_model_mismatch_keeps_serving_and_says_why(project, tiny_model, tiny_backbone, tmp_path):
     from conba.model import ConbaModel, load_model
 

@@ -36,6 +36,7 @@ def _same_vectors(folder, codes=CODES) -> None:
 
 @pytest.mark.parametrize("kind,head", [("linear", {"out_dim": 16}), ("linear", {"pooling": "cls"}),
                                        ("none", {}), ("none", {"pooling": "cls"})])
+@pytest.mark.slow
 def test_sentence_transformers_loads_the_saved_folder(tiny_backbone, tmp_path, kind, head):
     model = _tiny(tiny_backbone, kind, **head)
     folder = model.save(tmp_path / "m", sentence_transformers=True)
@@ -53,6 +54,7 @@ def test_models_without_an_equivalent_are_refused(tiny_backbone, tmp_path):
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
+@pytest.mark.slow
 def test_sentence_transformers_argument_names(tiny_backbone):
     from sentence_transformers.quantization import quantize_embeddings
 
@@ -78,6 +80,7 @@ def test_shipped_default_loads_in_sentence_transformers(tmp_path):
     _same_vectors(folder)
 
 
+@pytest.mark.slow
 def test_shipped_default_with_its_input_view(tmp_path):
     """sentence-transformers sees the text it is given: applying the model's input view first (what
     conba's encode() does for snippets with a language) gives conba's vectors."""

@@ -5,7 +5,7 @@ import torch
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 
-from conba.engine.static_quant import StaticQuant, _reader, calibration_batches  # noqa: E402
+from conba.engine.static_quant import StaticQuant, calibration_batches, calibration_reader  # noqa: E402
 from conba.errors import ConfigError  # noqa: E402
 from conba.heads import HeadConfig  # noqa: E402
 from conba.model import ConbaModel  # noqa: E402
@@ -52,7 +52,7 @@ def test_calibration_batches_are_encode_inputs(model):
 
 def test_reader_yields_feeds_then_none_and_rewinds():
     feeds = [{"x": np.zeros((1, 2), np.int64)}, {"x": np.ones((1, 2), np.int64)}]
-    reader = _reader(feeds)
+    reader = calibration_reader(feeds)
     assert [reader.get_next()["x"].sum(), reader.get_next()["x"].sum(), reader.get_next()] == [0, 2, None]
     reader.rewind()
     assert reader.get_next() is feeds[0] and len(reader) == 2
@@ -73,6 +73,7 @@ def test_bad_static_config():
     assert StaticQuant(batch, float_outputs=False).name == "static-qdq-minmax-qout"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["qdq", "qoperator"])
 def test_static_export_close_to_torch(model, tmp_path, fmt):
     from conba.engine.onnx_export import export_onnx, read_manifest
@@ -93,6 +94,7 @@ def test_static_export_close_to_torch(model, tmp_path, fmt):
     assert cos.min() > 0.95
 
 
+@pytest.mark.slow
 def test_static_export_with_pruning_calibrates_every_segment(model, tmp_path):
     import onnx
 

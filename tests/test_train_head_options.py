@@ -53,6 +53,7 @@ def test_cli_rejects_a_bad_control_code_mode(tmp_path) -> None:
     assert res.exit_code == 2 and "suffix" in res.output
 
 
+@pytest.mark.slow
 def test_training_with_prefix_codes(tiny_backbone, tiny_data, tmp_path) -> None:
     """Frozen backbone (--tune none): layer-0 states are cached, every step runs the layers with the
     code inserted, the gradient reaches the codes through the frozen layers, only head and codes train."""
@@ -83,6 +84,7 @@ def test_training_with_prefix_codes(tiny_backbone, tiny_data, tmp_path) -> None:
     assert np.isfinite(out).all() and not np.allclose(out[0], out[1], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_training_a_token_head_with_the_new_switches(tiny_backbone, tiny_data, tmp_path) -> None:
     train, _ = tiny_data
     cfg = TrainConfig(train=[str(train)], out=str(tmp_path / "out"), backbone=str(tiny_backbone), head="conba",

@@ -20,6 +20,7 @@ def cfg(tiny_backbone, tiny_data, tmp_path, **kw):
 
 @pytest.mark.parametrize("tune,head,mode", [("none", "conba", "pooled"), ("none", "conba", "tokens"),
                                             ("top-k", "conba-scan", "pooled"), ("full", "linear", "pooled")])
+@pytest.mark.slow
 def test_train_modes_produce_loadable_model(tiny_backbone, tiny_data, tmp_path, tune, head, mode):
     c = cfg(tiny_backbone, tiny_data, tmp_path, tune=tune, top_k=1, head=head, head_mode=mode, control_codes=True)
     model = Trainer(c, progress=False, log=lambda m: None).fit()
@@ -32,6 +33,7 @@ def test_train_modes_produce_loadable_model(tiny_backbone, tiny_data, tmp_path, 
     assert (out / "training" / "curves.png").stat().st_size > 1000
 
 
+@pytest.mark.slow
 def test_top_k_trains_only_top_layers(tiny_backbone, tiny_data, tmp_path):
     c = cfg(tiny_backbone, tiny_data, tmp_path, tune="top-k", top_k=1, dev=[])  # no dev: best = lowest loss
     t = Trainer(c, progress=False, log=lambda m: None)
@@ -42,6 +44,7 @@ def test_top_k_trains_only_top_layers(tiny_backbone, tiny_data, tmp_path):
     assert changed and all(n.startswith("encoder.layer.1.") for n in changed)
 
 
+@pytest.mark.slow
 def test_resume_after_interruption(tiny_backbone, tiny_data, tmp_path):
     c = cfg(tiny_backbone, tiny_data, tmp_path, epochs=1, checkpoint_every=1)
     Trainer(c, progress=False, log=lambda m: None).fit()
@@ -86,6 +89,7 @@ def test_subsets(tiny_data):
     assert subset_groups(recs, 0, 0) == recs == subset_groups(recs, len(recs), 0)
 
 
+@pytest.mark.slow
 def test_cli_train_and_eval(tiny_backbone, tiny_data, tmp_path):
     train, dev = tiny_data
     runner = CliRunner()
@@ -137,6 +141,7 @@ def test_cli_encode_and_help(tiny_backbone, tmp_path, tiny_data):
     assert res.exit_code == 2 and "tensorrt" in res.output
 
 
+@pytest.mark.slow
 def test_cli_encode_onnx_engine(tiny_backbone, monkeypatch):
     import numpy as np
 
@@ -166,6 +171,7 @@ def test_cli_encode_onnx_engine(tiny_backbone, monkeypatch):
         assert res.exit_code == 0 and "Examples" in res.output
 
 
+@pytest.mark.slow
 def test_a_resumed_run_equals_an_uninterrupted_one(tiny_backbone, tiny_data, tmp_path, monkeypatch):
     """Crash in epoch 2 after a mid-epoch checkpoint; the resumed run ends with the same weights (the
     checkpoint restores the optimizer and the RNG that the backbone's dropout draws from)."""

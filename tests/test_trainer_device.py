@@ -40,6 +40,7 @@ def test_config_rejects_negative_budget():
     assert "device" not in sig and "time_budget" not in sig  # a run may resume on another device
 
 
+@pytest.mark.slow
 def test_time_budget_stops_training(tiny_backbone, tiny_data, tmp_path):
     train, dev = tiny_data
     logs = []

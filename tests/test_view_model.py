@@ -59,6 +59,7 @@ def test_fingerprints(tiny_model):
     assert model.fingerprint() == weights_fp
 
 
+@pytest.mark.slow
 def test_encode_applies_the_view(tiny_model):
     model = load_model(tiny_model)
     viewed = apply_view(SNIPPET, "python", "code")
@@ -97,6 +98,7 @@ def test_index_refuses_a_model_with_another_view(tiny_model, tmp_path):
         assert idx.search("def gcd(a, b):\n    return a\n", k=1, query_language="python")
 
 
+@pytest.mark.slow
 def test_cli_view_option(tiny_model, tmp_path):
     src = _project(tmp_path)
     runner = CliRunner()
@@ -130,6 +132,7 @@ def test_cli_eval_with_view(tiny_model, tiny_data, tmp_path):
     assert json.loads(out.read_text())["view"] == "code"
 
 
+@pytest.mark.slow
 def test_train_with_view_saves_it(tiny_backbone, tiny_data, tmp_path):
     from conba.train.config import TrainConfig
 

@@ -3,15 +3,19 @@
 * ``CONBA_CACHE``: cache folder (token states, ONNX exports, benchmark and noise runs); default
   ``~/.cache/conba``.
 * ``CONBA_THREADS=N``: intra-op threads of torch and ONNX Runtime; unset (or 0) keeps torch's own
-  default, the number of physical cores. On the 2-core development machine 2 threads (one per core)
-  are fastest; more threads than cores only adds contention (docs/BENCHMARKS.md, "Encoding speed").
+  default, the number of physical cores. Every thread count conba sets goes through
+  :func:`apply_threads` (the process default) or :func:`torch_threads` (for one block). On the 2-core
+  development machine 2 threads (one per core) are fastest; more threads than cores only adds
+  contention (docs/BENCHMARKS.md, "Encoding speed").
 * ``CONBA_OFFLINE=1`` (or ``HF_HUB_OFFLINE``): load backbones from local files only.
 * device: ``auto`` (CUDA when available, else CPU), ``cpu``, ``cuda``, ``cuda:N``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -47,12 +51,24 @@ def requested_threads() -> int:
     return n
 
 
-def apply_threads() -> int:
-    """Apply ``CONBA_THREADS`` to torch (when set) and return the intra-op thread count in use."""
-    n = requested_threads()
+def apply_threads(n: int | None = None) -> int:
+    """Set torch's intra-op threads to ``n`` (None: ``CONBA_THREADS``; 0 or unset: no change) and
+    return the thread count in use."""
+    n = requested_threads() if n is None else n
     if n and torch.get_num_threads() != n:
         torch.set_num_threads(n)
     return torch.get_num_threads()
+
+
+@contextlib.contextmanager
+def torch_threads(n: int) -> Iterator[int]:
+    """Run the block with ``n`` torch intra-op threads (0: no change), then restore the count before.
+    Yields the count in use."""
+    before = torch.get_num_threads()
+    try:
+        yield apply_threads(n)
+    finally:
+        torch.set_num_threads(before)
 
 
 def resolve_device(name: str) -> torch.device:

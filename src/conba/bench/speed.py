@@ -14,7 +14,6 @@ vectors to exact conba on the timed snippets; plus the cosine between conba's he
 
 from __future__ import annotations
 
-import hashlib
 import random
 import statistics
 import time
@@ -26,6 +25,7 @@ import numpy as np
 
 from conba.bench.variants import VARIANTS, Encoder, build_variants, headless_exact
 from conba.errors import ConfigError
+from conba.utils.cache import ChunkedArrays, cache_key, sequence_key
 from conba.utils.versions import package_version
 
 DEFAULT_DATA = "../shared/data/atcoder_dev.jsonl"
@@ -104,15 +104,8 @@ def time_variants(encoders: dict[str, Encoder], codes: list[str], languages: lis
     return runs, vectors
 
 
-def _cache_key(*parts: str) -> str:
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
-
-
 def _data_key(records: list) -> str:
-    h = hashlib.sha256()
-    for r in records:
-        h.update(hashlib.sha256(f"{r.id}\0{r.language}\0{r.code}".encode()).digest())
-    return h.hexdigest()[:16]
+    return sequence_key(f"{r.id}\0{r.language}\0{r.code}" for r in records)
 
 
 def variant_key(vs, name: str) -> str:
@@ -140,25 +133,17 @@ def map_at_r(vs, name: str, records: list, cache_dir: Path | None, log: Callable
     ``MAP_CHUNK`` records (so a long pass resumes); returns (MAP@R, True when all came from the cache)."""
     from conba.eval.metrics import records_map_at_r
 
-    key = _cache_key(variant_key(vs, name), _data_key(records))
-    parts, cached, t0 = [], True, time.time()
-    for start in range(0, len(records), MAP_CHUNK):
-        chunk = records[start:start + MAP_CHUNK]
-        path = cache_dir / f"emb-{key}-{start}.npy" if cache_dir is not None else None
-        if path is not None and path.exists():
-            parts.append(np.load(path))
-            continue
-        cached = False
-        emb = vs.encoders[name]([r.code for r in chunk], [r.language for r in chunk])
-        parts.append(emb)
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(path.stem + ".tmp.npy")
-            np.save(tmp, emb)
-            tmp.replace(path)
-        log(f"MAP@R {name}: {start + len(chunk)}/{len(records)} snippets encoded ({time.time() - t0:.0f}s)")
-    emb = np.concatenate(parts) if parts else np.zeros((0, 1), np.float32)
-    return records_map_at_r(emb, records), cached
+    cache = ChunkedArrays(cache_dir, f"emb-{cache_key(variant_key(vs, name), _data_key(records), length=20)}",
+                          MAP_CHUNK)
+    t0 = time.time()
+
+    def encode(start: int, end: int) -> np.ndarray:
+        emb = vs.encoders[name]([r.code for r in records[start:end]], [r.language for r in records[start:end]])
+        log(f"MAP@R {name}: {end}/{len(records)} snippets encoded ({time.time() - t0:.0f}s)")
+        return emb
+
+    emb, cached = cache.rows(len(records), encode)
+    return records_map_at_r(emb if len(emb) else np.zeros((0, 1), np.float32), records), cached
 
 
 def run_speed(cfg: SpeedConfig, log: Callable[[str], None] = lambda m: None) -> dict:

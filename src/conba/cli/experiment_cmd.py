@@ -103,7 +103,7 @@ def _log(msg: str) -> None:
     click.echo(msg, err=True)
 
 
-def _command() -> str:
+def command_line() -> str:
     """The running command, rebuilt from its parsed options (for the reports)."""
     ctx = click.get_current_context()
     parts = [f"conba experiment {ctx.info_name}"]
@@ -165,7 +165,7 @@ def ablation_cmd(variants: str | None, **opts) -> None:
     names = _names(variants)
     select_variants(names)  # fail before any work on a bad name
     _, runner, out, _ = _setup(opts)
-    run_ablation(runner, out, names, command=_command())
+    run_ablation(runner, out, names, command=command_line())
     _log(f"wrote {out}/ablation.md")
 
 
@@ -188,7 +188,7 @@ def temperature_cmd(temperatures: str | None, temperature_seeds: int | None, **o
     cfg, runner, out, _ = _setup(opts)
     if temperature_seeds is not None:
         cfg.temperature_seeds = temperature_seeds
-    run_temperature(runner, out, temps, command=_command())
+    run_temperature(runner, out, temps, command=command_line())
     _log(f"wrote {out}/temperature.md")
 
 
@@ -227,7 +227,7 @@ def classifiers_cmd(model: str | None, kinds: str | None, pairs: int | None, **o
     else:
         m = runner.train(REFERENCE, cfg.seeds[0])[0]
         name = f"the reference head ({REFERENCE.label}, seed {cfg.seeds[0]})"
-    run_classifiers(runner, m, out, names, model_name=name, command=_command())
+    run_classifiers(runner, m, out, names, model_name=name, command=command_line())
     _log(f"wrote {out}/classifiers.md")
 
 
@@ -240,7 +240,7 @@ def figures_cmd(**opts) -> None:
     from conba.experiments.figures import run_figures
 
     _, runner, out, _ = _setup(opts)
-    run_figures(runner, out, command=_command())
+    run_figures(runner, out, command=command_line())
     _log(f"wrote {out}/figures.md")
 
 
@@ -276,7 +276,7 @@ def noise_cmd(data: Path, model: str | None, out: Path, quick: bool, levels: str
     kwargs = {"levels": lv} if lv else {}
     run_noise(load(model), records, out, seed=seed, quick=quick,
               progress=show_progress() if progress is None else progress,
-              **optional_kwargs(run_noise, command=_command(), data_name=data.name,
+              **optional_kwargs(run_noise, command=command_line(), data_name=data.name,
                                 model_name=resolve_model_name(model)),
               **kwargs)
     _log(f"wrote {out}/noise.md")
@@ -302,7 +302,7 @@ def all_cmd(skip: str | None, **opts) -> None:
     progress = opts.pop("progress", None)
     cfg = build_config(opts)
     run_all(cfg, out, parts=[p for p in PARTS if p not in skipped],
-            progress=show_progress() if progress is None else progress, log=_log, command=_command())
+            progress=show_progress() if progress is None else progress, log=_log, command=command_line())
     _log(f"wrote {out}/README.md")
 
 
@@ -355,5 +355,5 @@ def fair_cmd(rows: str | None, budgets: str, fair_steps: int, fair_seconds: floa
     repo = load_repo_set(repo_index, repo_groups, view) if repo_index is not None else None
     runner = FairRunner(cfg, prepare(cfg, _log), steps=fair_steps, seconds=fair_seconds, epoch_steps=epoch_steps,
                         view=view, backbone_from=backbone_from, repo=repo, progress=progress, log=_log)
-    run_fair(runner, out, names, chosen_budgets, prefix_seeds, command=_command(), report_only=report_only)
+    run_fair(runner, out, names, chosen_budgets, prefix_seeds, command=command_line(), report_only=report_only)
     _log(f"wrote {out}/fair.md")

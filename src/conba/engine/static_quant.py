@@ -114,7 +114,8 @@ def segment_feeds(paths: Sequence[Path], batches: Batches, prune) -> list[list[F
     return feeds
 
 
-def _reader(feeds: list[Feed]):
+def calibration_reader(feeds: list[Feed]):
+    """An ONNX Runtime CalibrationDataReader over ``feeds``."""
     from onnxruntime.quantization import CalibrationDataReader
 
     class FeedReader(CalibrationDataReader):
@@ -166,7 +167,7 @@ def quantize_segment(src: Path, dst: Path, feeds: list[Feed], cfg: StaticQuant) 
     level = root.level
     root.setLevel(logging.ERROR)  # the quantiser logs a "pre-processing" hint on the root logger
     try:
-        quantize_static(str(src), str(dst), _reader(feeds),
+        quantize_static(str(src), str(dst), calibration_reader(feeds),
                         quant_format=QuantFormat.QDQ if cfg.format == "qdq" else QuantFormat.QOperator,
                         op_types_to_quantize=["MatMul", "Gemm"], per_channel=True, nodes_to_exclude=skip,
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,

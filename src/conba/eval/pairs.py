@@ -17,7 +17,8 @@ from conba.data.records import DataError
 __all__ = ["balanced_pairs", "calibrate_threshold", "classification_metrics"]
 
 
-def _codes(values: Sequence[str]) -> np.ndarray:
+def label_codes(values: Sequence[str]) -> np.ndarray:
+    """Each value's index among the sorted distinct values (int64): equal labels, equal codes."""
     _, codes = np.unique(np.asarray([str(v) for v in values]), return_inverse=True)
     return codes.astype(np.int64)
 
@@ -44,8 +45,8 @@ def balanced_pairs(
         raise ValueError(f"groups has {n} entries but languages has {len(languages)}")
     if n == 0:
         raise ValueError("no records: groups and languages are empty")
-    group = _codes(groups)
-    lang = _codes(languages)
+    group = label_codes(groups)
+    lang = label_codes(languages)
     members = {g: np.flatnonzero(group == g) for g in np.unique(group)}
     rng = np.random.default_rng(seed)
 
@@ -67,7 +68,8 @@ def balanced_pairs(
     return np.asarray(rows_i, dtype=np.int64), np.asarray(rows_j, dtype=np.int64), labels
 
 
-def _check_scores(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def check_scores(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(scores float64, labels) checked: 1-D, the same length, not empty, labels 0/1. Raises ValueError."""
     scores = np.asarray(scores, dtype=np.float64)
     labels = np.asarray(labels)
     if scores.ndim != 1 or labels.ndim != 1:
@@ -89,7 +91,7 @@ def calibrate_threshold(scores: np.ndarray, labels: np.ndarray) -> float:
     Candidates are the midpoints between adjacent distinct sorted scores, plus a value just below the
     lowest score (everything predicted a clone). Ties in F1 go to the highest threshold.
     """
-    scores, labels = _check_scores(scores, labels)
+    scores, labels = check_scores(scores, labels)
     if not labels.any():
         raise DataError("calibrate_threshold needs at least one positive pair (label 1)")
     precision, recall, thresholds = precision_recall_curve(labels, scores)  # thresholds: distinct, ascending
@@ -108,7 +110,7 @@ def classification_metrics(scores: np.ndarray, labels: np.ndarray, threshold: fl
     Precision (recall, F1) is 0 when nothing is predicted (or labelled) a clone; ROC AUC is NaN when
     only one class is present.
     """
-    scores, labels = _check_scores(scores, labels)
+    scores, labels = check_scores(scores, labels)
     pred = (scores >= threshold).astype(np.int64)
     precision, recall, f1, _ = precision_recall_fscore_support(labels, pred, average="binary", pos_label=1,
                                                                zero_division=0.0)

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from conba.errors import ConfigError
-from conba.eval.pairs import _check_scores, _codes
+from conba.eval.pairs import check_scores, label_codes
 
 
 class PrecisionThreshold(NamedTuple):
@@ -32,7 +32,7 @@ def threshold_for_precision(scores: np.ndarray, labels: np.ndarray, target: floa
 
     if not 0.0 < float(target) <= 1.0:
         raise ConfigError(f"target precision must be in (0, 1], got {target}")
-    scores, labels = _check_scores(scores, labels)
+    scores, labels = check_scores(scores, labels)
     if not labels.any():
         raise ConfigError("no clone pairs (label 1): cannot measure precision")
     precision, recall, thresholds = precision_recall_curve(labels, scores)
@@ -56,7 +56,7 @@ def cross_language_pairs(embeddings: np.ndarray, groups: Sequence[str], language
     n = len(groups)
     if embeddings.shape[0] != n or len(languages) != n:
         raise ConfigError(f"{embeddings.shape[0]} embeddings, {n} groups and {len(languages)} languages")
-    group, lang = _codes(groups), _codes(languages)
+    group, lang = label_codes(groups), label_codes(languages)
     emb = np.ascontiguousarray(embeddings, dtype=np.float32)
     scores, labels = [], []
     for start in range(0, n, block):

@@ -17,8 +17,6 @@ optional (``prefix_seeds``) and reported with the seeds they got.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,6 +29,7 @@ from conba.experiments.data import write_subset
 from conba.experiments.metrics import aggregate, mean_std, score_embeddings
 from conba.experiments.report import fmt, md_table, write_outputs
 from conba.experiments.runner import ExperimentTrainer, Runner, Variant, select_named
+from conba.utils.cache import cache_key
 from conba.utils.io import read_json, write_json_atomic
 
 ROWS: tuple[Variant, ...] = (
@@ -153,7 +152,7 @@ class FairRunner(Runner):
         tc, extra = self.train_config(v, seed, temperature)
         sig = {**tc.run_signature(), "epochs": tc.epochs, "patience": tc.patience, **extra,
                "steps": self.steps, "seconds": self.seconds}
-        digest = hashlib.sha256(json.dumps(sig, sort_keys=True).encode()).hexdigest()[:10]
+        digest = cache_key(sig, length=10)
         safe = v.name.replace(" ", "_").replace("+", "-")
         return Path(self.cfg.work) / "runs" / f"{safe}-{self.budget}-s{seed}-{digest}"
 

@@ -17,7 +17,6 @@ files. A model without ``fingerprint()`` gets a scratch cache (no resume).
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -32,40 +31,19 @@ from conba.errors import ConfigError
 from conba.eval.metrics import cross_language_retrieval
 from conba.eval.pairs import balanced_pairs, calibrate_threshold, classification_metrics
 from conba.experiments.perturb import KEEPS_PARSING, PERTURBATIONS, UNITS, parses_cleanly, perturb
+from conba.utils.cache import ChunkedArrays, sequence_key
 
 DEFAULT_LEVELS = (0.05, 0.10, 0.15, 0.20)
 QUICK_RECORDS = 300
 
 
-def _subset(records: list[CodeRecord], limit: int, seed: int) -> list[CodeRecord]:
-    from conba.data import subset_groups
-
-    return subset_groups(records, limit, seed)
-
-
 def _key(model: Any, records: Sequence[CodeRecord], seed: int) -> str:
-    h = hashlib.sha256()
-    h.update(f"{model.fingerprint()}|{seed}|".encode())
-    for r in records:
-        h.update(hashlib.sha256(f"{r.id}\0{r.language}\0{r.code}".encode()).digest())
-    return h.hexdigest()[:16]
+    return sequence_key((f"{r.id}\0{r.language}\0{r.code}" for r in records), prefix=f"{model.fingerprint()}|{seed}|")
 
 
-def _cached(path: Path, key: str, compute) -> np.ndarray:
-    """Load ``path`` (an .npz with the run key) or compute and store it atomically."""
-    from conba.utils.io import atomic_write
-
-    if path.exists():
-        with np.load(path) as data:
-            if str(data["key"]) == key:
-                return data["emb"]
-    emb = np.asarray(compute(), dtype=np.float32)
-
-    def write(tmp: Path) -> None:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, emb=emb, key=np.array(key))
-
-    atomic_write(path, write)
+def _cached(cache: Path, cell: str, key: str, n: int, compute) -> np.ndarray:
+    """The (n, d) embeddings of one cell: stored under ``cache`` with the run key, or computed and stored."""
+    emb, _ = ChunkedArrays(cache, f"{cell}-{key}", max(1, n)).rows(n, lambda start, end: compute())
     return emb
 
 
@@ -97,7 +75,7 @@ def _perturb_chunk(args: tuple) -> list:
     return out
 
 
-def _perturb_all(records: list[CodeRecord], kind: str, level: float, seed: int,
+def perturb_all(records: list[CodeRecord], kind: str, level: float, seed: int,
                  workers: int = 1) -> tuple[list[str], dict]:
     items = [(r.code, r.language) for r in records]
     if workers > 1 and len(items) > 64:
@@ -138,7 +116,9 @@ def run_noise(model: Any, records: list[CodeRecord], out_dir: str | Path, *,
         raise ConfigError("levels must be fractions in (0, 1]")
     records = list(records)
     if quick:
-        records = _subset(records, QUICK_RECORDS, seed)
+        from conba.data import subset_groups
+
+        records = subset_groups(records, QUICK_RECORDS, seed)
     groups, langs = [r.group for r in records], [r.language for r in records]
     if len(set(langs)) < 2:
         raise DataError("the noise experiment needs records in at least 2 languages")
@@ -163,7 +143,7 @@ def run_noise(model: Any, records: list[CodeRecord], out_dir: str | Path, *,
     def encode(codes: list[str], languages: list[str]) -> np.ndarray:
         return model.encode(codes, languages=languages, batch_size=batch_size, show_progress_bar=progress)
 
-    clean = _normalise(_cached(cache / "clean.npz", key, lambda: encode([r.code for r in records], langs)))
+    clean = _normalise(_cached(cache, "clean", key, len(records), lambda: encode([r.code for r in records], langs)))
     pairs = balanced_pairs(groups, langs, seed=seed)
     stored = getattr(model, "threshold", None)
     if stored is not None:
@@ -178,7 +158,7 @@ def run_noise(model: Any, records: list[CodeRecord], out_dir: str | Path, *,
         rows = [{"level": 0.0, **baseline, "applied_fraction": 0.0, "changed_records": 0.0}]
         for level in levels:
             bar.set_postfix_str(f"{kind} {level:.2f}")
-            codes, stats = _perturb_all(records, kind, level, seed, workers)
+            codes, stats = perturb_all(records, kind, level, seed, workers)
             changed = [k for k, (c, r) in enumerate(zip(codes, records)) if c != r.code]
 
             def compute(codes=codes, changed=changed) -> np.ndarray:
@@ -187,7 +167,7 @@ def run_noise(model: Any, records: list[CodeRecord], out_dir: str | Path, *,
                     emb[changed] = _normalise(encode([codes[k] for k in changed], [langs[k] for k in changed]))
                 return emb
 
-            emb = _normalise(_cached(cache / f"{kind}-{level:.4f}.npz", key, compute))
+            emb = _normalise(_cached(cache, f"{kind}-{level:.4f}", key, len(records), compute))
             rows.append({"level": level, **_scores(emb, clean, groups, langs, pairs, threshold), **stats})
             bar.update(1)
         results[kind] = rows

@@ -16,11 +16,11 @@ contend with other jobs.
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 import torch
 from torch import nn
+
+from conba.settings import torch_threads
 
 
 def pair_features(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -108,18 +108,9 @@ class BiLSTM(_Recurrent):
 NETS: dict[str, type[nn.Module]] = {"mlp": MLP, "gru": GRU, "cnn": CNN, "bilstm": BiLSTM, "resmlp": ResMLP}
 
 
-@contextlib.contextmanager
-def _cpu_threads(device: str | torch.device, n: int = 1):
-    """Run the block with ``n`` torch threads when ``device`` is the CPU."""
-    if torch.device(device).type != "cpu":
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+def _cpu_threads(device: str | torch.device):
+    """One torch thread for the block when ``device`` is the CPU (small nets: threads only add overhead)."""
+    return torch_threads(1 if torch.device(device).type == "cpu" else 0)
 
 
 def fit_net(net: nn.Module, u: np.ndarray, v: np.ndarray, y: np.ndarray, *, epochs: int = 30, lr: float = 1e-3,

@@ -10,8 +10,6 @@ same τ) train it once.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -26,9 +24,10 @@ from conba.experiments.metrics import score_embeddings
 from conba.experiments.states import StatesProvider, embed_records, head_reads_pooled_mean
 from conba.heads import HeadConfig
 from conba.model import ConbaModel
-from conba.settings import resolve_device
+from conba.settings import apply_threads, resolve_device
 from conba.train.config import TrainConfig
 from conba.train.trainer import Trainer
+from conba.utils.cache import cache_key
 from conba.utils.io import read_json, write_json_atomic
 
 
@@ -127,8 +126,7 @@ class Runner:
 
         self.cfg, self.prepared, self.progress, self.log = cfg, prepared, progress, log
         default_threads = torch.get_num_threads()
-        if cfg.threads:
-            torch.set_num_threads(cfg.threads)
+        apply_threads(cfg.threads)
         self.provider = StatesProvider(cfg.cache_dir or None, cfg.batch_size, progress, key_threads=default_threads)
         self.device = resolve_device(cfg.device)
         self.languages = sorted({r.language for r in prepared.train_records})
@@ -151,7 +149,7 @@ class Runner:
     def run_dir(self, v: Variant, seed: int, temperature: float | None = None) -> Path:
         tc, extra = self.train_config(v, seed, temperature)
         sig = {**tc.run_signature(), "epochs": tc.epochs, "patience": tc.patience, **extra}
-        digest = hashlib.sha256(json.dumps(sig, sort_keys=True).encode()).hexdigest()[:10]
+        digest = cache_key(sig, length=10)
         return Path(self.cfg.work) / "runs" / f"{v.name}-s{seed}-t{tc.temperature:g}-{digest}"
 
     def train(self, v: Variant, seed: int, temperature: float | None = None) -> tuple[ConbaModel, RunResult]:
@@ -185,9 +183,9 @@ class Runner:
     def untrained(self, v: Variant) -> ConbaModel:
         """``v``'s head freshly built (for kind none: plain pooling of the backbone)."""
         from conba.encoder.backbone import BackboneConfig
-        from conba.train.trainer import _canonical
+        from conba.train.trainer import canonical_backbone
 
-        bcfg = BackboneConfig(name_or_path=_canonical(self.cfg.backbone), max_length=self.cfg.max_length)
+        bcfg = BackboneConfig(name_or_path=canonical_backbone(self.cfg.backbone), max_length=self.cfg.max_length)
         return ConbaModel.create(bcfg, v.head_config(self.languages))
 
     # ------------------------------------------------------------------ evaluation

@@ -13,8 +13,6 @@ batch instead of a padded (b, l, d) one, which is what makes multi-seed ablation
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,8 +21,9 @@ import numpy as np
 import torch
 
 from conba.heads.prefix import run_prefixed
-from conba.settings import default_cache_dir
-from conba.train.features import TokenStates, _backbone_key, compute_states
+from conba.settings import default_cache_dir, torch_threads
+from conba.train.features import TokenStates, backbone_key, compute_states
+from conba.utils.cache import sequence_key
 
 
 def window(states: TokenStates, tokens: int) -> TokenStates:
@@ -54,18 +53,6 @@ def head_reads_pooled_mean(head) -> bool:
     return not head.needs_tokens and head.config.pooling == "mean" and getattr(head, "prefix", None) is None
 
 
-@contextlib.contextmanager
-def torch_threads(n: int):
-    """Run the block with ``n`` torch intra-op threads (no change when n is 0)."""
-    before = torch.get_num_threads()
-    if n:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 class StatesProvider:
     """Memoised ``compute_states``: one entry per (codes, backbone weights, layer, view).
 
@@ -87,11 +74,8 @@ class StatesProvider:
     def get(self, backbone, codes: Sequence[str], layer: int | None = None, tokens: int = 0,
             desc: str = "states") -> TokenStates:
         layer = backbone.num_layers if layer is None else layer
-        h = hashlib.sha256()
-        for c in codes:
-            h.update(hashlib.sha256(c.encode()).digest())
         with torch_threads(self.key_threads):
-            base_key = (h.hexdigest(), _backbone_key(backbone, layer), layer)
+            base_key = (sequence_key(codes, length=64), backbone_key(backbone, layer), layer)
         key = (*base_key, tokens)
         if key in self._memo:
             self._memo.move_to_end(key)

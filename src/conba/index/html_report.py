@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
-import html
 from pathlib import Path
 
 import jinja2
@@ -56,21 +55,17 @@ def _clip(code: str) -> str:
 
 
 def highlight(code: str, language: str, first_line: int = 1) -> str:
-    """Code as highlighted HTML (falls back to escaped plain text without pygments)."""
-    try:
-        from pygments import highlight as _hl
-        from pygments.formatters import HtmlFormatter
-    except ImportError:  # pragma: no cover
-        return f"<pre>{html.escape(code)}</pre>"
+    """Code as highlighted HTML (pygments)."""
+    from pygments import highlight as _hl
+    from pygments.formatters import HtmlFormatter
+
     fmt = HtmlFormatter(cssclass="hl", linenos="inline", linenostart=first_line)
     return _hl(_clip(code), _lexer(language), fmt)
 
 
 def _style_css() -> str:
-    try:
-        from pygments.formatters import HtmlFormatter
-    except ImportError:  # pragma: no cover
-        return ""
+    from pygments.formatters import HtmlFormatter
+
     return HtmlFormatter(style="default").get_style_defs(".hl")
 
 

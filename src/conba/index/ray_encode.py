@@ -70,8 +70,9 @@ class EncodeActor:
 
         from conba.index.identity import require_engine
         from conba.model import load_model
+        from conba.settings import apply_threads
 
-        torch.set_num_threads(max(1, threads))
+        apply_threads(max(1, threads))
         name = source.name
         if source.files is not None:
             folder = Path(tempfile.mkdtemp(prefix="conba-model-")) / source.name

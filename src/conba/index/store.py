@@ -238,12 +238,6 @@ class Store:
     def all_units(self) -> list[Unit]:
         return [_unit(r) for r in self.db.execute(f"SELECT {UNIT_COLUMNS} FROM units ORDER BY id")]
 
-    def unit_table(self) -> tuple[np.ndarray, list[str], np.ndarray]:
-        """(ids int64, languages, line counts int64) of every unit, by id."""
-        rows = self.db.execute("SELECT id, language, end_line - start_line + 1 FROM units ORDER BY id").fetchall()
-        return (np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows],
-                np.array([r[2] for r in rows], dtype=np.int64))
-
     def unit_languages(self) -> tuple[np.ndarray, list[str]]:
         """(ids int64, languages) of every unit, by id."""
         rows = self.db.execute("SELECT id, language FROM units ORDER BY id").fetchall()
@@ -272,11 +266,6 @@ class Store:
         return self.db.execute(
             "SELECT u.hash, min(u.language), min(u.code) FROM units u LEFT JOIN vectors v ON u.hash = v.hash "
             "WHERE v.hash IS NULL GROUP BY u.hash ORDER BY min(u.id)").fetchall()
-
-    def count_missing(self) -> int:
-        return self.db.execute(
-            "SELECT count(DISTINCT u.hash) FROM units u LEFT JOIN vectors v ON u.hash = v.hash "
-            "WHERE v.hash IS NULL").fetchone()[0]
 
     def add_vectors(self, hashes: list[str], vectors: np.ndarray) -> None:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)

@@ -23,10 +23,9 @@ SINGLE_THREAD_BELOW = 64  # queries per call below which FAISS runs single-threa
 
 
 def _faiss() -> Any:
-    try:
-        import faiss
-    except ImportError:  # pragma: no cover - faiss-cpu is a dependency
-        raise CorruptIndexError("faiss is not installed; `pip install faiss-cpu`") from None
+    """The faiss module, imported on first use (it is slow to import)."""
+    import faiss
+
     return faiss
 
 

@@ -26,9 +26,10 @@ from conba.errors import ConfigError, FormatError
 from conba.heads import load_head, save_head
 from conba.lexical.fusion import check_weight
 from conba.model import st_export
+from conba.model.config import MODEL_FORMAT, ModelConfig
 from conba.model.core import CONFIG_NAME, FORMAT_VERSION, ModelError
 from conba.syntax.view import VIEWS
-from conba.utils.io import existing_dir, read_json, replace_dir, write_json_atomic
+from conba.utils.io import existing_dir, read_json, replace_dir
 from conba.utils.saved import read_tensors, write_tensors
 
 if TYPE_CHECKING:
@@ -90,21 +91,10 @@ def save_model(model: ConbaModel, directory: str | Path, storage: str = "auto", 
         save_pruner(model.pruner, directory / "prune")
     else:
         shutil.rmtree(directory / "prune", ignore_errors=True)
-    config = {
-        "format": "conba-model",
-        "format_version": FORMAT_VERSION,
-        "backbone": model.backbone.config.to_dict(),
-        "backbone_storage": storage,
-        "dtype": dtype,
-        "threshold": model.threshold,
-        "max_chunks": model.max_chunks,
-        **({"clone_threshold": model.clone_threshold} if model.clone_threshold else {}),
-        "fingerprint": model.fingerprint(),
-        "view": model.view,
-        **({"lexical_weight": model.lexical_weight} if model.lexical_weight else {}),
-        "info": model.info,
-    }
-    write_json_atomic(directory / CONFIG_NAME, config)
+    ModelConfig(format_version=FORMAT_VERSION, backbone=model.backbone.config.to_dict(), backbone_storage=storage,
+                dtype=dtype, threshold=model.threshold, max_chunks=model.max_chunks,
+                clone_threshold=model.clone_threshold or None, fingerprint=model.fingerprint(), view=model.view,
+                lexical_weight=model.lexical_weight, info=model.info).save(directory / CONFIG_NAME)
     if sentence_transformers:
         st_export.write_files(model, directory)
     else:
@@ -112,8 +102,9 @@ def save_model(model: ConbaModel, directory: str | Path, storage: str = "auto", 
     return directory
 
 
-def read_config(directory: Path) -> dict:
-    """``conba_config.json`` of a model folder, checked: format, format_version, view."""
+def read_config(directory: Path) -> ModelConfig:
+    """``conba_config.json`` of a model folder, checked: format, format_version, view, no unknown keys
+    (ConfigError naming the key and the file)."""
     cfg_path = directory / CONFIG_NAME
     if not cfg_path.exists():
         raise ModelError(f"{directory}: not a conba model folder (no {CONFIG_NAME})")
@@ -121,7 +112,7 @@ def read_config(directory: Path) -> dict:
         config = read_json(cfg_path)
     except ValueError as exc:
         raise ModelError(f"{exc}; the model folder is corrupt, re-save or re-train it") from None
-    if not isinstance(config, dict) or config.get("format") != "conba-model":
+    if not isinstance(config, dict) or config.get("format") != MODEL_FORMAT:
         raise ModelError(f"{cfg_path}: not a conba model config")
     version = config.get("format_version", 1)
     if not isinstance(version, int) or version > FORMAT_VERSION:
@@ -130,15 +121,15 @@ def read_config(directory: Path) -> dict:
     view = config.get("view", "raw")  # folders saved before views existed: raw, as they behaved
     if view not in VIEWS:
         raise ModelError(f"{cfg_path}: unknown input view {view!r} (valid: {', '.join(VIEWS)})")
-    return config
+    return ModelConfig.from_dict(config, source=cfg_path)
 
 
-def _load_backbone(directory: Path, config: dict) -> Backbone:
+def _load_backbone(directory: Path, config: ModelConfig) -> Backbone:
     from safetensors import SafetensorError  # transformers' own loading raises it for a corrupt folder
 
-    bcfg = BackboneConfig.from_dict(config["backbone"], source=directory / CONFIG_NAME)
+    bcfg = BackboneConfig.from_dict(config.backbone, source=directory / CONFIG_NAME)
     try:
-        if config.get("backbone_storage", "full") == "full":
+        if config.backbone_storage == "full":
             tokenizer, hf = load_hf(str(existing_dir(directory / "backbone")))
         else:
             tokenizer, hf = load_hf(bcfg.name_or_path)
@@ -166,21 +157,20 @@ def load_folder(cls: type[ConbaModel], directory: str | Path) -> ConbaModel:
     config = read_config(directory)
     backbone = _load_backbone(directory, config)
     head = load_head(directory / "head")
-    model = cls(backbone, head, threshold=config.get("threshold"), info=config.get("info"),
-                view=config.get("view", "raw"))
-    stored = config.get("fingerprint")
+    model = cls(backbone, head, threshold=config.threshold, info=config.info, view=config.view)
+    stored = config.fingerprint
     if stored and model.fingerprint() != stored:
         raise ModelError(f"{directory}: the weights do not match the fingerprint in {CONFIG_NAME} "
                          f"({model.fingerprint()} != {stored}); the folder was changed or is corrupt, re-save it")
     try:
-        model.max_chunks = check_max_chunks(config.get("max_chunks", 1))  # old folders: truncation
+        model.max_chunks = check_max_chunks(config.max_chunks)  # old folders: 1, truncation
     except ValueError as exc:
         raise ModelError(f"{cfg_path}: {exc}") from None
     try:
-        model.lexical_weight = check_weight(config.get("lexical_weight", 0.0))
+        model.lexical_weight = check_weight(config.lexical_weight)
     except ConfigError as exc:
         raise ModelError(f"{cfg_path}: {exc}") from None
-    calibrated = model.clone_threshold = config.get("clone_threshold")
+    calibrated = model.clone_threshold = config.clone_threshold
     if calibrated is not None and not (isinstance(calibrated, dict)
                                        and isinstance(calibrated.get("value"), (int, float))):
         raise ModelError(f"{cfg_path}: 'clone_threshold' must be an object with a numeric 'value'; "

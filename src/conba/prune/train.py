@@ -240,7 +240,7 @@ def train_scorers(model, pruner: PruneModule, records, store: SaliencyStore, cfg
     return list(state["history"])
 
 
-def _viewed(records: list, rows: list[int], view: str, log: Callable[[str], None]) -> list:
+def viewed_records(records: list, rows: list[int], view: str, log: Callable[[str], None]) -> list:
     """The records with the model's input view applied to the snippets that are used (``rows``), so the
     scorers learn on the text encode() will see."""
     if view == "raw":
@@ -287,7 +287,7 @@ def train_pruner(cfg: PruneTrainConfig, restart: bool = False, log: Callable[[st
     cfg.save(work / "config.json")
     records = _cap_records(load_many(cfg.train), cfg.max_per_group_language, cfg.seed)
     batches = select_batches(records, cfg)
-    records = _viewed(records, sorted({i for b in batches for i in b}), model.view, log)
+    records = viewed_records(records, sorted({i for b in batches for i in b}), model.view, log)
     log(f"SDTP for {cfg.model} (fingerprint {pcfg.base_fingerprint}): layers {layers}, keep ratio "
         f"{cfg.keep_ratio}, {sum(len(b) for b in batches)} snippets in {len(batches)} batches")
     store = saliency_pass(model, records, batches, cfg, layers, work / "saliency.safetensors", log, progress)

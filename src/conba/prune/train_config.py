@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from conba.errors import ConfigError
+from conba.utils.cache import cache_key
 from conba.utils.config_keys import JsonConfig
 
 DEFAULT_TRAIN = ["../shared/data/atcoder_train.jsonl", "../shared/data/mbxp_train.jsonl"]
@@ -90,9 +89,9 @@ class PruneTrainConfig(JsonConfig):
     def saliency_key(self) -> str:
         """Hash of the settings the saliency pass depends on (a changed value means a fresh pass)."""
         part = {k: getattr(self, k) for k in _SALIENCY_KEYS}
-        return hashlib.sha256(json.dumps(part, sort_keys=True).encode()).hexdigest()[:16]
+        return cache_key(part)
 
     def scorer_key(self) -> str:
         """Hash of everything scorer training depends on (a changed value means training from scratch)."""
         part = {k: getattr(self, k) for k in _SCORER_KEYS}
-        return self.saliency_key() + hashlib.sha256(json.dumps(part, sort_keys=True).encode()).hexdigest()[:16]
+        return self.saliency_key() + cache_key(part)

@@ -11,7 +11,6 @@ folder in chunks, so a killed run resumes without encoding them again.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from conba.errors import UsageError
+from conba.utils.cache import ChunkedArrays, cache_key, sequence_key
 
 TEACHER_CHUNK = 1024  # snippets per cached chunk of teacher vectors
 MIN_LINES = 3  # real-code functions shorter than this are skipped (getters, one-line wrappers)
@@ -36,10 +36,8 @@ class Snippets:
         return len(self.codes)
 
     def key(self) -> str:
-        h = hashlib.sha256()
-        for code, lang in zip(self.codes, self.languages):
-            h.update(hashlib.sha256(f"{lang}\0{code}".encode()).digest())
-        return h.hexdigest()[:16]
+        """Cache key of the snippets: their languages and texts, in order."""
+        return sequence_key(f"{lang}\0{code}" for code, lang in zip(self.codes, self.languages))
 
 
 def real_code_snippets(paths: Iterable[str], limit: int = 0, seed: int = 0) -> tuple[list[str], list[str], list[str]]:
@@ -100,30 +98,18 @@ def teacher_vectors(teacher, snippets: Snippets, cache_dir: Path, batch_size: in
     ``TEACHER_CHUNK`` under ``cache_dir`` keyed by the teacher's embedding fingerprint and the snippets."""
     from tqdm.auto import tqdm
 
-    key = hashlib.sha256(f"{teacher.embedding_fingerprint()}|{snippets.key()}".encode()).hexdigest()[:16]
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    parts = []
-    starts = range(0, len(snippets), TEACHER_CHUNK)
-    todo = sum(not (cache_dir / f"teacher-{key}-{s}.npy").exists() for s in starts)
+    cache = ChunkedArrays(cache_dir, f"teacher-{cache_key(teacher.embedding_fingerprint(), snippets.key())}",
+                          TEACHER_CHUNK)
+    todo = cache.missing(len(snippets))
     if todo:
-        log(f"teacher vectors: encoding {todo} of {len(starts)} chunks of {TEACHER_CHUNK} snippets "
-            f"(cached in {cache_dir})")
+        log(f"teacher vectors: encoding {todo} of {len(cache.starts(len(snippets)))} chunks of {TEACHER_CHUNK} "
+            f"snippets (cached in {cache_dir})")
     bar = tqdm(total=len(snippets), desc="teacher vectors", unit="snippet", disable=not todo)
-    for start in starts:
-        path = cache_dir / f"teacher-{key}-{start}.npy"
-        end = min(start + TEACHER_CHUNK, len(snippets))
-        if path.exists():
-            part = np.load(path)
-        else:
-            part = teacher.encode(snippets.codes[start:end], snippets.languages[start:end], batch_size=batch_size,
-                                  view="raw", show_progress_bar=False).astype(np.float32)
-            tmp = path.with_name(path.stem + ".tmp.npy")
-            np.save(tmp, part)
-            tmp.replace(path)
-        bar.update(end - start)
-        parts.append(part)
+    vectors, _ = cache.rows(len(snippets), lambda start, end: teacher.encode(
+        snippets.codes[start:end], snippets.languages[start:end], batch_size=batch_size, view="raw",
+        show_progress_bar=False), done=lambda start, end, _hit: bar.update(end - start))
     bar.close()
-    return np.concatenate(parts)
+    return vectors
 
 
 def length_batches(lengths: list[int], batch_size: int, max_batch_tokens: int, seed: int) -> list[list[int]]:

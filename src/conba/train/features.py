@@ -3,14 +3,14 @@
 Glossary: n snippets, t total tokens over all snippets, l tokens in a batch, d hidden width.
 
 With tuning ``none`` the final-layer states are cached; with ``top-k`` the states after layer
-L−k. States are stored ragged (no padding) in float16 safetensors chunks, each written atomically, so
-an interrupted caching pass resumes where it stopped.
+L−k. States are stored ragged (no padding) in float16 chunks (:class:`conba.utils.cache.ChunkedArrays`,
+with each chunk's lengths written last), each written atomically, so an interrupted caching pass resumes
+where it stopped.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from conba.encoder.backbone import Backbone
+from conba.utils.cache import ChunkedArrays, sequence_key
 
 CHUNK = 512
 
@@ -28,7 +29,7 @@ def _tensor_bytes(t: torch.Tensor) -> bytes:
     return f"{t.dtype}{tuple(t.shape)}".encode() + t.reshape(-1).view(torch.uint8).numpy().tobytes()
 
 
-def _backbone_key(backbone: Backbone, layer: int) -> str:
+def backbone_key(backbone: Backbone, layer: int) -> str:
     """Cache key of the backbone's first ``layer`` layers: a hash of the exact bytes of every weight.
 
     Deterministic (no float reductions, so it does not depend on the thread count); any change to a
@@ -43,13 +44,6 @@ def _backbone_key(backbone: Backbone, layer: int) -> str:
     for key in sorted(state):
         h.update(key.encode())
         h.update(_tensor_bytes(state[key]))
-    return h.hexdigest()[:16]
-
-
-def _codes_key(codes: Sequence[str], tag: str = "") -> str:
-    h = hashlib.sha256(tag.encode()) if tag else hashlib.sha256()
-    for c in codes:
-        h.update(hashlib.sha256(c.encode()).digest())
     return h.hexdigest()[:16]
 
 
@@ -90,26 +84,26 @@ def compute_states(backbone: Backbone, codes: Sequence[str], layer: int, cache_d
                    batch_size: int = 32, desc: str = "cache", progress: bool = True, tag: str = "") -> TokenStates:
     """States after ``layer`` layers (0 = embeddings only, L = final) for every snippet. ``tag`` (e.g.
     the input view) is part of the cache key besides the codes themselves (empty: keys as before)."""
-    from safetensors.torch import load_file, save_file
     from tqdm.auto import tqdm
 
     codes = list(codes)
     folder = None
     if cache_dir is not None:
-        folder = Path(cache_dir) / f"{_codes_key(codes, tag)}-{_backbone_key(backbone, layer)}-L{layer}"
+        folder = Path(cache_dir) / f"{sequence_key(codes, prefix=tag)}-{backbone_key(backbone, layer)}-L{layer}"
         folder.mkdir(parents=True, exist_ok=True)
+    cached_states = ChunkedArrays(folder, "states", CHUNK, np.float16)
+    cached_lengths = ChunkedArrays(folder, "lengths", CHUNK, np.int64)  # written last: the chunk is whole
     n_chunks = (len(codes) + CHUNK - 1) // CHUNK
     parts: list[torch.Tensor] = []
     lengths: list[int] = []
     backbone.eval()
     bar = tqdm(total=len(codes), desc=desc, unit="snippet", disable=not progress)
     for c in range(n_chunks):
-        path = folder / f"chunk{c:05d}.safetensors" if folder else None
-        if path is not None and path.exists():
-            data = load_file(str(path))
-            parts.append(data["states"])
-            lengths.extend(data["lengths"].tolist())
-            bar.update(len(data["lengths"]))
+        stored = cached_lengths.load(c * CHUNK)
+        if stored is not None:
+            parts.append(torch.from_numpy(cached_states.load(c * CHUNK)))
+            lengths.extend(stored.tolist())
+            bar.update(len(stored))
             continue
         chunk = codes[c * CHUNK:(c + 1) * CHUNK]
         tok_len = backbone.token_lengths(chunk)
@@ -125,10 +119,8 @@ def compute_states(backbone: Backbone, codes: Sequence[str], layer: int, cache_d
             bar.update(len(idx))
         states = torch.cat(out)  # type: ignore[arg-type]
         lens = torch.tensor([t.shape[0] for t in out], dtype=torch.int64)  # type: ignore[union-attr]
-        if path is not None:
-            tmp = path.with_suffix(".tmp")
-            save_file({"states": states, "lengths": lens}, str(tmp))
-            os.replace(tmp, path)
+        cached_states.save(c * CHUNK, states.numpy())
+        cached_lengths.save(c * CHUNK, lens.numpy())
         parts.append(states)
         lengths.extend(lens.tolist())
     bar.close()

@@ -61,7 +61,7 @@ class Trainer:
             languages=langs if config.control_codes != "none" else [],
             code_mode=config.control_codes if config.control_codes != "none" else "offset",
         )
-        bcfg = BackboneConfig(name_or_path=_canonical(config.backbone), max_length=config.max_length,
+        bcfg = BackboneConfig(name_or_path=canonical_backbone(config.backbone), max_length=config.max_length,
                               split_identifiers=config.split_identifiers)
         self.model = ConbaModel.create(bcfg, head_cfg, view=config.view)
         self.model.info = {"trained_on": [Path(p).name for p in config.train], "train_config": config.to_dict()}
@@ -277,7 +277,8 @@ class Trainer:
         return best
 
 
-def _canonical(name: str) -> str:
+def canonical_backbone(name: str) -> str:
+    """The embedded default backbone's one name for any of its aliases; other names unchanged."""
     from conba.encoder.backbone import EMBEDDED_NAME, is_embedded
 
     return EMBEDDED_NAME if is_embedded(name) else name

@@ -23,7 +23,8 @@ from conba.experiments.perturb.syntax import apply_edits, field_of, stochastic_r
 _PY_BUILTINS = frozenset(dir(builtins))
 
 
-def _is_name(leaf: Any, spec: LangSpec) -> bool:
+def is_name(leaf: Any, spec: LangSpec) -> bool:
+    """Whether ``leaf`` is an identifier that ``spec`` may rename."""
     return leaf.type in spec.idents and (spec.ident_filter is None or spec.ident_filter(leaf))
 
 
@@ -37,16 +38,16 @@ def _is_member(leaf: Any, spec: LangSpec) -> bool:
     return bool(spec.member_fn and spec.member_fn(leaf))
 
 
-def _declared_leaves(node: Any, spec: LangSpec) -> list[Any]:
+def declared_leaves(node: Any, spec: LangSpec) -> list[Any]:
     """Name leaves declared by ``node`` (a child in a declaring field), searching through patterns."""
-    if _is_name(node, spec) and node.child_count == 0:
+    if is_name(node, spec) and node.child_count == 0:
         return [node]
     if node.type not in spec.patterns:
         return []
     out = []
     for i, child in enumerate(node.children):
         if child.is_named and node.field_name_for_child(i) not in NON_NAME_FIELDS:
-            out += _declared_leaves(child, spec)
+            out += declared_leaves(child, spec)
     return out
 
 
@@ -68,7 +69,7 @@ class NameTable:
             if node.type in ATOMIC:  # only the interpolations of a string hold names
                 in_string = True
             self._declarations(node, spec, declared, called, functions)
-            if node.child_count == 0 and (not in_string or _is_name(node, spec)):
+            if node.child_count == 0 and (not in_string or is_name(node, spec)):
                 self._leaf(node, src, spec, in_error, blocking)
             stack.extend((c, in_error, in_string) for c in reversed(node.children))
         self.declared, self.functions = declared, functions
@@ -86,20 +87,20 @@ class NameTable:
         if fields:
             for i, child in enumerate(node.children):
                 if child.is_named and (ANY in fields or node.field_name_for_child(i) in fields):
-                    declared.update(_leaf_text(leaf) for leaf in _declared_leaves(child, spec))
+                    declared.update(_leaf_text(leaf) for leaf in declared_leaves(child, spec))
         for table, out in ((spec.calls, called), (spec.functions, functions)):
             fld = table.get(node.type)
             if fld is None:
                 continue
             target = node.child_by_field_name(fld) if fld else (node.named_children or [None])[0]
-            if target is not None and _is_name(target, spec) and target.child_count == 0:
+            if target is not None and is_name(target, spec) and target.child_count == 0:
                 out.add(_leaf_text(target))
 
     def _leaf(self, leaf: Any, src: bytes, spec: LangSpec, in_error: bool, blocking: set[str]) -> None:
         t = text(leaf, src)
         if leaf.parent is not None and leaf.parent.type in spec.ignore_parents:
             return
-        if _is_name(leaf, spec):
+        if is_name(leaf, spec):
             if in_error or _is_member(leaf, spec):
                 blocking.add(t)
             else:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conba.experiments.perturb.insert import all_statements
-from conba.experiments.perturb.rename import NameTable, _declared_leaves, _is_name
+from conba.experiments.perturb.rename import NameTable, declared_leaves, is_name
 from conba.experiments.perturb.specs import ANY, LangSpec
 from conba.experiments.perturb.syntax import apply_edits, stochastic_round, text, walk
 
@@ -54,7 +54,7 @@ class Effects:
 
 
 def _names(node: Any, spec: LangSpec) -> set[str]:
-    return {n.text.decode("utf-8", "replace") for n in walk(node) if n.child_count == 0 and _is_name(n, spec)}
+    return {n.text.decode("utf-8", "replace") for n in walk(node) if n.child_count == 0 and is_name(n, spec)}
 
 
 def effects(stmt: Any, spec: LangSpec, table: NameTable, language: str) -> Effects | None:
@@ -64,7 +64,7 @@ def effects(stmt: Any, spec: LangSpec, table: NameTable, language: str) -> Effec
         t = node.type
         if t in UNSWAPPABLE or node.is_missing:
             return None
-        if node.child_count == 0 and _is_name(node, spec):
+        if node.child_count == 0 and is_name(node, spec):
             name = node.text.decode("utf-8", "replace")
             eff.reads.add(name)
             if name in table.functions:
@@ -90,7 +90,7 @@ def effects(stmt: Any, spec: LangSpec, table: NameTable, language: str) -> Effec
         if fields:
             for i, child in enumerate(node.children):
                 if child.is_named and (ANY in fields or node.field_name_for_child(i) in fields):
-                    eff.writes |= {leaf.text.decode("utf-8", "replace") for leaf in _declared_leaves(child, spec)}
+                    eff.writes |= {leaf.text.decode("utf-8", "replace") for leaf in declared_leaves(child, spec)}
     return eff
 
 
