@@ -131,8 +131,9 @@ def test_bad_weights_are_one_line_errors(project, tmp_path, tiny_model):
         Index(tmp_path / "idx", model=tiny_model, lexical_weight=1.5)
     runner = CliRunner()
     folder = str(tmp_path / "i")
-    for cmd in (["index", str(project), "-i", folder], ["search", "--code", "x", "-i", folder], ["clones", "-i", folder],
-                ["compare", "-c", "a", "b"], ["eval-repo", "-g", "g.jsonl"], ["calibrate", "d.jsonl"]):
+    for cmd in (["index", str(project), "-i", folder], ["search", "--code", "x", "-i", folder],
+                ["clones", "-i", folder], ["compare", "-c", "a", "b"], ["eval-repo", "-g", "g.jsonl"],
+                ["calibrate", "d.jsonl"]):
         res = runner.invoke(cli, [*cmd, "--lexical-weight", "2"])
         assert res.exit_code == 2 and "lexical weight must be a number in [0, 1]" in res.output, res.output
 
