@@ -149,3 +149,38 @@ def test_model_clone_threshold_order_and_bad_config(model_copy):
     path.write_text(json.dumps(config))
     with pytest.raises(ModelError, match="'clone_threshold' must be an object with a numeric 'value'"):
         load_model(model_copy)
+
+
+def test_cross_language_pairs_fuse_the_lexical_scores():
+    from scipy import sparse
+
+    emb = np.eye(3, dtype=np.float32)
+    lex = sparse.csr_matrix(np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]], dtype=np.float32))
+    scores, labels = cross_language_pairs(emb, ["a", "a", "b"], ["py", "java", "go"], lexical=lex, lexical_weight=0.4)
+    # pairs (0,1), (0,2), (1,2): dense 0 everywhere, lexical 1, 0, 0
+    assert scores.tolist() == pytest.approx([0.4, 0.0, 0.0]) and labels.tolist() == [1, 0, 0]
+
+
+def test_calibrate_with_a_lexical_weight_writes_it_to_the_model(dev, model_copy):
+    from conba.model import load_model
+
+    res = CliRunner().invoke(cli, ["calibrate", str(dev), "-m", model_copy, "-p", "0.9", "--lexical-weight", "0.25",
+                                   "--write"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["lexical_weight"] == 0.25
+    model = load_model(model_copy)
+    assert model.lexical_weight == 0.25 and model.clone_threshold["lexical_weight"] == 0.25
+    res = CliRunner().invoke(cli, ["calibrate", str(dev), "-m", model_copy, "-p", "0.9", "--lexical-weight", "0",
+                                   "--write"])
+    assert res.exit_code == 0, res.output
+    assert load_model(model_copy).lexical_weight == 0.0
+    assert "lexical_weight" not in json.loads(res.stdout)
+
+
+def test_eval_reports_fused_and_dense(dev, tiny_model):
+    res = CliRunner().invoke(cli, ["eval", str(dev), "-m", tiny_model, "--lexical-weight", "0.5", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["lexical_weight"] == 0.5 and set(out["retrieval"]) == {"conba", "dense", "tfidf"}
+    assert out["retrieval"]["conba"]["mean"]["map_at_r"] == pytest.approx(1.0)

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors, load, resolve_model_name
-from conba.cli.options import device_option, json_out_option, model_option, view_option
+from conba.cli.options import device_option, json_out_option, lexical_weight_option, model_option, view_option
 
 
 @click.command("eval")
@@ -25,10 +25,12 @@ from conba.cli.options import device_option, json_out_option, model_option, view
 @click.option("--seed", default=0, show_default=True, help="Seed for pair sampling and --limit.")
 @device_option(help="Where to encode")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when a terminal).")
+@lexical_weight_option(help="Default: the model's. Above 0 the dense cosine alone is reported too (dense).")
 @friendly_errors
 def eval_cmd(data: Path, model: str | None, view: str | None, json_out: Path | None, as_json: bool,
              calibrate: Path | None,
-             no_tfidf: bool, batch_size: int, limit: int, seed: int, device: str, progress: bool | None) -> None:
+             no_tfidf: bool, batch_size: int, limit: int, seed: int, device: str, progress: bool | None,
+             lexical_weight: float | None) -> None:
     """Evaluate a model on grouped JSONL (or the research pair format).
 
     For every ordered language pair, queries in one language retrieve candidates in the other:
@@ -53,7 +55,7 @@ def eval_cmd(data: Path, model: str | None, view: str | None, json_out: Path | N
     calib = load_records(calibrate) if calibrate else None
     m = load(model, view).to(resolve_device(device))
     result = evaluate(records, m, tfidf=not no_tfidf, calibration=calib, batch_size=batch_size,
-                      progress=progress, seed=seed)
+                      progress=progress, seed=seed, lexical_weight=lexical_weight)
     result = {"data": str(data), "model": resolve_model_name(model), "view": m.view, **result}
     if json_out:
         write_json_atomic(json_out, result)

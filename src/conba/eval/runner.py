@@ -15,15 +15,36 @@ from conba.eval.pairs import balanced_pairs, calibrate_threshold, classification
 from conba.eval.tfidf import tfidf_similarity
 
 
-def _pair_scores(emb: np.ndarray, records: list[CodeRecord], seed: int) -> tuple[np.ndarray, np.ndarray]:
+def _pair_scores(emb: np.ndarray, records: list[CodeRecord], seed: int,
+                 weight: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     i, j, labels = balanced_pairs([r.group for r in records], [r.language for r in records], seed=seed)
-    return np.sum(emb[i] * emb[j], axis=1), labels
+    scores = np.sum(emb[i] * emb[j], axis=1)
+    if weight:
+        from conba.lexical import LexicalVectorizer, fuse
+
+        lex = LexicalVectorizer().vectors([r.code for r in records])  # idf of these records, as an index's
+        scores = fuse(scores, np.asarray(lex[i].multiply(lex[j]).sum(axis=1)).ravel(), weight)
+    return scores, labels
+
+
+def _fused_similarity(emb: np.ndarray, codes: list[str], weight: float) -> np.ndarray:
+    """(n, n) fused scores: dense cosine and the lexical cosine (idf of ``codes``) at ``weight``."""
+    from conba.lexical import LexicalVectorizer, fuse
+
+    lex = LexicalVectorizer().vectors(codes)
+    return fuse(embedding_similarity(emb), (lex @ lex.T).toarray(), weight)
 
 
 def evaluate(records: list[CodeRecord], model: Any, *, tfidf: bool = True,
              calibration: list[CodeRecord] | None = None, batch_size: int = 32,
-             progress: bool | None = None, seed: int = 0) -> dict:
-    """Evaluate ``model`` (anything with ``encode(codes, languages=...)``) on grouped records."""
+             progress: bool | None = None, seed: int = 0, lexical_weight: float | None = None) -> dict:
+    """Evaluate ``model`` (anything with ``encode(codes, languages=...)``) on grouped records.
+
+    ``lexical_weight`` (default: the model's): above 0, ``conba`` is the fused score (retrieval and
+    clone pairs; lexical document frequencies counted over the records) and ``dense`` the cosine alone."""
+    from conba.lexical.fusion import check_weight
+
+    weight = check_weight(getattr(model, "lexical_weight", 0.0) if lexical_weight is None else lexical_weight)
     if len({r.language for r in records}) < 2:
         raise DataError("evaluation needs records in at least 2 languages")
     codes = [r.code for r in records]
@@ -32,20 +53,24 @@ def evaluate(records: list[CodeRecord], model: Any, *, tfidf: bool = True,
     t0 = time.time()
     emb = model.encode(codes, languages=langs, batch_size=batch_size, show_progress_bar=progress)
     encode_s = time.time() - t0
-    retrieval = {"conba": cross_language_retrieval(embedding_similarity(emb), groups, langs)}
+    if weight:
+        retrieval = {"conba": cross_language_retrieval(_fused_similarity(emb, codes, weight), groups, langs),
+                     "dense": cross_language_retrieval(embedding_similarity(emb), groups, langs)}
+    else:
+        retrieval = {"conba": cross_language_retrieval(embedding_similarity(emb), groups, langs)}
     if tfidf:
         retrieval["tfidf"] = cross_language_retrieval(tfidf_similarity(codes), groups, langs)
 
     if calibration:
         cemb = model.encode([r.code for r in calibration], languages=[r.language for r in calibration],
                             batch_size=batch_size, show_progress_bar=progress)
-        threshold = float(calibrate_threshold(*_pair_scores(cemb, calibration, seed)))
+        threshold = float(calibrate_threshold(*_pair_scores(cemb, calibration, seed, weight)))
         threshold_source = "calibration file"
     elif getattr(model, "threshold", None) is not None:
         threshold, threshold_source = float(model.threshold), "stored with the model"
     else:
         threshold, threshold_source = None, None
-    scores, labels = _pair_scores(emb, records, seed)
+    scores, labels = _pair_scores(emb, records, seed, weight)
     if threshold is None:
         # No calibration available: fall back to the best threshold on this data, and say so.
         threshold, threshold_source = float(calibrate_threshold(scores, labels)), "oracle (tuned on eval data)"
@@ -53,6 +78,7 @@ def evaluate(records: list[CodeRecord], model: Any, *, tfidf: bool = True,
     classification["threshold_source"] = threshold_source
     result = {
         "n_records": len(records),
+        "lexical_weight": weight,
         "n_groups": len(set(groups)),
         "languages": dict(Counter(langs)),
         "encode_seconds": round(encode_s, 2),
