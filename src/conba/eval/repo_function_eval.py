@@ -67,12 +67,16 @@ def evaluate_functions(main: UnitTable, groups: FunctionGroups, methods: dict[st
     grouped = sorted(group_of)
     blind_codes = [blind_name(main.units[r]) for r in grouped]
     langs = [main.units[r].language for r in grouped]
+    encoded: dict[int, Any] = {}  # one encoding of the blind queries per encoder (conba and dense share one)
     for name, method in methods.items():
         log(f"function level: ranking with {name}")
         out["retrieval"][name] = function_retrieval(main.units, group_of, groups.project_of,
                                                     _scorer(method, None, None, None))
         if blind and method.encode_vectors is not None and grouped:
-            vec = method.encode_vectors(blind_codes, langs)
+            key = id(method.encode_vectors)
+            if key not in encoded:
+                encoded[key] = method.encode_vectors(blind_codes, langs)
+            vec = encoded[key]
             lex = method.encode_lexical(blind_codes) if method.encode_lexical is not None else None
             rows = {r: k for k, r in enumerate(grouped)}
             out["blind"][name] = function_retrieval(main.units, group_of, groups.project_of,
