@@ -358,6 +358,20 @@ class Index:
                            min_lines=min_lines, neighbors=neighbors, keep_trivial=keep_trivial,
                            grouping=grouping, hnsw_above=self.hnsw_above)
 
+    def score_matrix(self, ids_a: np.ndarray, ids_b: np.ndarray) -> np.ndarray:
+        """Similarities of units ``ids_a`` (n,) to units ``ids_b`` (m,), by unit id: float32 (n, m).
+        The one score of :mod:`conba.mapping` (``conba map``); for now the cosine of the stored vectors."""
+        ids_a, ids_b = np.asarray(ids_a, dtype=np.int64), np.asarray(ids_b, dtype=np.int64)
+        ids, vectors = self._db(self.store.all_vectors, int(self.manifest()["dim"]))
+        row = {int(i): r for r, i in enumerate(ids.tolist())}
+        lacking = [int(i) for i in np.concatenate([ids_a, ids_b]).tolist() if int(i) not in row]
+        if lacking:
+            raise IncompleteIndexError(f"{self.path}: {len(lacking)} unit(s) have no embedding (e.g. id "
+                                       f"{lacking[0]}); re-run `conba index`")
+        a = vectors[[row[int(i)] for i in ids_a.tolist()]].reshape(len(ids_a), -1)
+        b = vectors[[row[int(i)] for i in ids_b.tolist()]].reshape(len(ids_b), -1)
+        return np.asarray(a @ b.T, dtype=np.float32)
+
     def units(self) -> list[Unit]:
         """Every indexed unit (function, method, file or window), in id order."""
         return self._db(self.store.all_units)
