@@ -18,7 +18,8 @@ SUMMARY_FILES = 40  # per-file lines of the stderr summary (least covered first)
 def _summary(port: object) -> str:
     lines = port.summary().splitlines()  # type: ignore[attr-defined]
     if len(lines) > SUMMARY_FILES + 1:
-        lines = lines[:SUMMARY_FILES + 1] + [f"  ... {len(lines) - SUMMARY_FILES - 1} more files (the output lists all)"]
+        more = len(lines) - SUMMARY_FILES - 1
+        lines = lines[:SUMMARY_FILES + 1] + [f"  ... {more} more files (the output lists all)"]
     return "\n".join(lines)
 
 

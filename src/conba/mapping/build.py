@@ -57,9 +57,10 @@ def _side(units: Sequence[Unit], paths: Any, language: str | None, name: str, wh
     return chosen
 
 
-def map_units(idx: Any, source: Sequence[Unit], target: Sequence[Unit], config: MapConfig = MapConfig(),
+def map_units(idx: Any, source: Sequence[Unit], target: Sequence[Unit], config: MapConfig | None = None,
               info: dict[str, Any] | None = None) -> PortMap:
     """Map the ``source`` units onto the ``target`` units of ``idx`` (an :class:`~conba.index.Index`)."""
+    config = config or MapConfig()
     threshold = resolve_threshold(config.threshold, idx.threshold)
     if not config.keep_trivial:
         kept = [u for u in source if trivial_reason(u) is None]
@@ -83,7 +84,7 @@ def map_units(idx: Any, source: Sequence[Unit], target: Sequence[Unit], config: 
 
 def map_index(idx: Any, source_paths: Sequence[str | os.PathLike] | None = None,
               target_paths: Sequence[str | os.PathLike] | None = None, source_language: str | None = None,
-              target_language: str | None = None, config: MapConfig = MapConfig()) -> PortMap:
+              target_language: str | None = None, config: MapConfig | None = None) -> PortMap:
     """Map the indexed functions below ``source_paths`` / in ``source_language`` onto those below
     ``target_paths`` / in ``target_language``. A side with neither, or with no functions, is an error."""
     units = idx.units()
