@@ -45,12 +45,13 @@ def _summary(port: object) -> str:
 @click.option("-f", "--format", "fmt", type=click.Choice(["jsonl", "csv", "html"]), default="jsonl",
               show_default=True, help="jsonl: one line per source function, per source file, then a summary; "
                                       "csv: one row per source function; html: report.")
-@click.option("--plain", "fmt", flag_value="plain", help="One human-readable line per source function.")
+@click.option("--plain", is_flag=True, help="One human-readable line per source function (instead of --format).")
 @click.option("--output", default="-", show_default=True, metavar="FILE", help="Output file ('-' for stdout).")
 @friendly_errors
 def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, model: str | None,
             source_lang: str | None, target_lang: str | None, threshold: str, margin: float, keep_trivial: bool,
-            only: str | None, min_coverage: float | None, groups_file: Path | None, fmt: str, output: str) -> None:
+            only: str | None, min_coverage: float | None, groups_file: Path | None, fmt: str, plain: bool,
+            output: str) -> None:
     """Port coverage: for every function of SOURCE, its counterpart in TARGET (matched: a one-to-one
     assignment above the threshold; ambiguous: several close candidates; missing: nothing above the
     threshold), and for every source file the target file it corresponds to.
@@ -77,6 +78,7 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
     if source is None and not (source_lang and target_lang):
         raise click.UsageError("give SOURCE and TARGET folders, or --index with --source-lang and --target-lang")
     _check_output(output)
+    fmt = "plain" if plain else fmt
     folder = resolve_index_dir(index_dir)
     t = None if threshold.strip().lower() == "auto" else resolve_threshold(threshold, None)
     config = MapConfig(threshold=t, margin=margin, keep_trivial=keep_trivial)
