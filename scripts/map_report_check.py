@@ -45,7 +45,8 @@ def look(report: str | Path, screenshot: str | Path | None = None, width: int = 
         except Exception:
             pass
         first = browser.find_elements(By.CSS_SELECTOR, "section.cls")[:1]
-        statuses = [e.text.split(" ")[0].lower() for e in first[0].find_elements(By.CSS_SELECTOR, ".st")] if first else []
+        heads = first[0].find_elements(By.CSS_SELECTOR, ".st") if first else []
+        statuses = [e.text.split(" ")[0].lower() for e in heads]
         seen = {"alerts": alerts, "bars": len(browser.find_elements(By.CSS_SELECTOR, ".cov .bar i")),
                 "statuses": statuses, "pairs": len(browser.find_elements(By.CSS_SELECTOR, ".pair")),
                 "highlighted": len(browser.find_elements(By.CSS_SELECTOR, ".code .hl")),
