@@ -41,6 +41,15 @@ def test_statuses_matched_ambiguous_missing():
     assert a.count("ambiguous") == 2
 
 
+def test_a_candidate_clearly_taken_by_another_function_leaves_this_one_missing():
+    s = np.array([[0.97, 0.10],     # matched
+                  [0.85, 0.20]],    # its only candidate is row 0's counterpart by far (0.97 vs 0.85)
+                 dtype=np.float32)
+    a = assign(s, 0.8, 0.02)
+    assert a.status == ["matched", "missing"] and a.reason == ["", "taken"] and a.candidates[1] == [0]
+    assert assign(s, 0.8, 0.2).status[1] == "ambiguous"     # within a wide margin: a contest
+
+
 def test_no_targets_means_all_missing():
     a = assign(np.zeros((3, 0), np.float32), 0.8, 0.02)
     assert a.status == ["missing"] * 3 and a.target.tolist() == [-1] * 3

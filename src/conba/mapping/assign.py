@@ -4,11 +4,13 @@ For scores ``S`` (n source functions, m target functions) and a threshold ``t``:
 
 * the assignment maximises the summed margin ``S - t`` over pairs at or above ``t``
   (:func:`scipy.optimize.linear_sum_assignment`), so each target function is used once;
-* **missing**: no target function scores ``>= t``;
+* **missing**: no target function scores ``>= t`` (or, ``reason`` *taken*: each one that does is assigned to
+  another source function that scores more than ``margin`` higher with it: the counterparts of others);
 * **matched**: assigned to a target, and no other target at or above ``t`` scores within ``margin`` of it
   (or higher);
 * **ambiguous**: a target scores ``>= t`` but the match is not clear: ``reason`` *close* (another candidate
-  within ``margin``) or *shared* (its best candidate went to another source function, which scored higher).
+  within ``margin``) or *shared* (its candidates went to other source functions, one of them by a close
+  contest: within ``margin``).
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ def assign(scores: np.ndarray, threshold: float, margin: float, candidates: int 
         return Assignment(np.full(n, -1, dtype=np.int64), np.full(n, np.nan, dtype=np.float32),
                           [MISSING] * n, [""] * n, [[] for _ in range(n)])
     assigned = one_to_one(scores, threshold)
+    owner = np.full(m, -1, dtype=np.int64)
+    owner[assigned[assigned >= 0]] = np.flatnonzero(assigned >= 0)
     best = scores.argmax(axis=1)
     target, score = best.astype(np.int64), scores[np.arange(n), best].copy()
     status, reason, cands = [], [], []
@@ -77,9 +81,10 @@ def assign(scores: np.ndarray, threshold: float, margin: float, candidates: int 
             reason.append("")
             continue
         j = int(assigned[i])
-        if j < 0:
-            status.append(AMBIGUOUS)
-            reason.append("shared")
+        if j < 0:  # every candidate went to another source function: a close contest, or clearly theirs
+            contested = any(scores[owner[k], k] < row[k] + margin for k in np.flatnonzero(row >= threshold))
+            status.append(AMBIGUOUS if contested else MISSING)
+            reason.append("shared" if contested else "taken")
             continue
         s = row[j]
         others = np.delete(row, j)

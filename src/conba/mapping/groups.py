@@ -59,9 +59,12 @@ def unit_labels(groups: list[dict[str, Any]], units: list[Unit]) -> dict[int, st
         for m in g.get("members", []):
             near = [u for u in by_name.get(os.path.basename(str(m.get("file", ""))), ())
                     if _ends_with(u.file, str(m["file"]))]
-            hit = [u for u in near if u.start_line == m.get("line")] or [u for u in near if u.qualname == m.get("name")]
-            for u in hit[:1]:
-                labels[int(u.id)] = str(g["group"])
+            for file in sorted({u.file for u in near}):  # one per copy of the file (e.g. a tree and its port)
+                here = [u for u in near if u.file == file]
+                hit = ([u for u in here if u.start_line == m.get("line")]
+                       or [u for u in here if u.qualname == m.get("name")])
+                for u in hit[:1]:
+                    labels[int(u.id)] = str(g["group"])
     return labels
 
 
