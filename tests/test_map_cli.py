@@ -187,3 +187,23 @@ def test_serve_map_and_client(tiny_model, tmp_path):
             c.map("python", "kotlin")
         with pytest.raises(ServerError, match="422.*unknown language"):
             c.map("python", "klingon")
+
+
+def test_score_matrix_is_the_cosine_of_the_stored_vectors(trees):
+    import numpy as np
+
+    from conba.index import Index
+    from conba.index.errors import IncompleteIndexError
+
+    _, _, index, _ = trees
+    with Index(index, create=False) as idx:
+        units = idx.units()
+        ids = np.array([u.id for u in units])
+        s = idx.score_matrix(ids[:2], ids)
+        assert s.shape == (2, len(ids)) and s.dtype == np.float32
+        assert np.allclose(np.diag(s[:, :2]), 1.0, atol=1e-5)
+        twins = [j for j, u in enumerate(units) if u.code == units[0].code]
+        assert len(twins) >= 2 and np.allclose(s[0, twins], 1.0, atol=1e-5)
+        assert idx.score_matrix(ids[:0], ids).shape == (0, len(ids))
+        with pytest.raises(IncompleteIndexError, match="no embedding"):
+            idx.score_matrix(np.array([10**9]), ids)

@@ -368,8 +368,8 @@ class Index:
         if lacking:
             raise IncompleteIndexError(f"{self.path}: {len(lacking)} unit(s) have no embedding (e.g. id "
                                        f"{lacking[0]}); re-run `conba index`")
-        a = vectors[[row[int(i)] for i in ids_a.tolist()]].reshape(len(ids_a), -1)
-        b = vectors[[row[int(i)] for i in ids_b.tolist()]].reshape(len(ids_b), -1)
+        a = vectors[np.array([row[int(i)] for i in ids_a.tolist()], dtype=np.int64)]
+        b = vectors[np.array([row[int(i)] for i in ids_b.tolist()], dtype=np.int64)]
         return np.asarray(a @ b.T, dtype=np.float32)
 
     def units(self) -> list[Unit]:
