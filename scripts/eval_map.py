@@ -11,7 +11,8 @@ algorithms_dev (file groups): the share of source files with a same-named target
     python scripts/eval_map.py --data /work/shared/data/algorithms_dev --index /tmp/algo_idx
 
 The data is never modified: copies go to --work. The index may already hold the data (nothing is encoded
-again); the copies only add what changed.
+again); the copies are added to it too (only what changed is encoded), so give the script an index of its own
+rather than one used with `conba map --source-lang/--target-lang`, which would see the copies as well.
 """
 
 from __future__ import annotations
