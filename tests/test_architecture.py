@@ -24,6 +24,7 @@ LAYERS: list[set[str]] = [
     {"engine"},                    # batching, chunks, precision, ONNX: what ConbaModel.encode runs
     {"model", "merge"},
     {"prune", "index", "train", "eval", "experiments", "pretrain", "bench"},
+    {"mapping"},                   # conba map: port coverage of one tree in another, over an index
     {"cli", "serve", "client", "testing"},
 ]
 

@@ -6,6 +6,7 @@
 ...     c.compare("def f(x): return 2*x", "int f(int x) { return x*2; }", language_b="java")
 ...     vectors = c.encode(["def add(a, b): return a + b"])    # float32 (n, d)
 ...     for cls in c.iter_clones(cross_language_only=True): ...
+...     port = c.map("java", "python", only="missing")        # port coverage, as `conba map`
 
 Needs httpx (``pip install 'conba[serve]'``); it imports neither torch nor the model.
 """
@@ -109,6 +110,15 @@ class Client:
         """The HTML clone report of the served index."""
         params = {"threshold": str(threshold), "cross_language_only": cross_language_only}
         return self._call("GET", "/report", params=params)
+
+    def map(self, source_language: str, target_language: str, threshold: float | str = "auto",
+            margin: float = 0.02, only: str | None = None, keep_trivial: bool = False,
+            include_code: bool = False) -> dict[str, Any]:
+        """Port coverage of the served index (as `conba map`): {summary, functions, files}; each function has
+        its status (matched, ambiguous, missing), score, source and target."""
+        body = {"source_language": source_language, "target_language": target_language, "threshold": threshold,
+                "margin": margin, "only": only, "keep_trivial": keep_trivial, "include_code": include_code}
+        return self._call("POST", "/map", json=body)
 
     def health(self) -> dict[str, Any]:
         """{status, model: {name, fingerprint, view, ...}, index: {functions, generation, ...}, limits, ...}."""

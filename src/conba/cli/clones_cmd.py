@@ -2,29 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from conba.cli.common import friendly_errors
+from conba.cli.common import check_output_file, friendly_errors
 from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
 from conba.cli.options import lexical_weight_option, model_option
-
-
-def _check_output(output: str, index_dir: str) -> None:
-    """Fail before the work when the output cannot be a file, or would be inside the index folder
-    (writing there could overwrite the index's own database)."""
-    if output == "-":
-        return
-    path = Path(output)
-    folder = Path(index_dir).resolve()
-    target = path.resolve()
-    if target == folder or folder in target.parents:
-        raise click.ClickException(f"{output}: is inside the index folder {index_dir}; write the report elsewhere")
-    if path.is_dir():
-        raise click.ClickException(f"{output}: is a directory; give a file name, e.g. {path / 'clones.html'}")
-    if not path.parent.is_dir():
-        raise click.ClickException(f"{output}: folder {path.parent} does not exist")
 
 
 @click.command("clones")
@@ -66,7 +48,7 @@ def clones(index_dir: str | None, model: str | None, cross_language_only: bool, 
     from conba.index.report import write_report
 
     folder = resolve_index_dir(index_dir)
-    _check_output(output, folder)
+    check_output_file(output, folder)
     with Index(folder, model=resolve_model(model), create=False, lexical_weight=lexical_weight) as idx:
         report = idx.clone_report(threshold, cross_language_only=cross_language_only, min_lines=min_lines,
                                   neighbors=neighbors, keep_trivial=keep_trivial, grouping=grouping)

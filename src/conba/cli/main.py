@@ -15,6 +15,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "index": ("conba.cli.index_cmd", "index", "Index a codebase's functions (incremental, resumable)."),
     "search": ("conba.cli.search_cmd", "search", "Find the indexed functions most similar to a snippet."),
     "clones": ("conba.cli.clones_cmd", "clones", "Find clone pairs/classes in an index (JSONL, CSV, HTML)."),
+    "map": ("conba.cli.map_cmd", "map_cmd", "Port coverage: each function's counterpart in another tree, or missing."),
     "calibrate": ("conba.cli.calibrate_cmd", "calibrate_cmd", "Clone threshold for a target precision on dev data."),
     "compare": ("conba.cli.compare_cmd", "compare", "Similarity of two files or snippets; clone or not."),
     "serve": ("conba.cli.serve_cmd", "serve", "Serve search/compare/encode/clones over HTTP (model kept warm)."),

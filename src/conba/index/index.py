@@ -381,6 +381,7 @@ class Index:
                            grouping=grouping, hnsw_above=self.hnsw_above, lexical_weight=weight,
                            lexical=self.lexical_index() if weight else None)
 
+
     def units(self) -> list[Unit]:
         """Every indexed unit (function, method, file or window), in id order."""
         return self._db(self.store.all_units)

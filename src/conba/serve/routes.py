@@ -1,4 +1,4 @@
-"""The JSON endpoints of ``conba serve``: search, compare, encode, clones, report, health."""
+"""The JSON endpoints of ``conba serve``: search, compare, encode, clones, report, map, health."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ from conba.serve.schemas import (
     CompareResponse,
     EncodeRequest,
     EncodeResponse,
+    MapRequest,
+    MapResponse,
     SearchRequest,
     SearchResponse,
 )
@@ -78,6 +80,19 @@ def _clones(snap: Snapshot, threshold: str, cross_language_only: bool, min_lines
             snap.cache.clear()
         snap.cache[key] = snap.index.clones(t, cross_language_only=cross_language_only, min_lines=min_lines)
     return t, snap.cache[key], snap.generation
+
+
+def _map(snap: Snapshot, req: MapRequest, source: str, target: str) -> tuple[Any, int]:
+    from conba.data.records import DataError
+    from conba.mapping import MapConfig, map_index
+
+    auto = isinstance(req.threshold, str) and req.threshold.strip().lower() == "auto"
+    config = MapConfig(threshold=None if auto else _threshold(req.threshold, None), margin=req.margin,
+                       keep_trivial=req.keep_trivial)
+    try:
+        return map_index(snap.index, source_language=source, target_language=target, config=config), snap.generation
+    except DataError as exc:
+        raise HTTPException(422, str(exc)) from None
 
 
 def _health(snap: Snapshot) -> dict[str, Any]:
@@ -166,6 +181,19 @@ def router(state: ServeState) -> APIRouter:
         page = await asyncio.to_thread(render_html, classes, index=str(holder.path), model=state.model_name,
                                        threshold=t, cross_language_only=cross_language_only)
         return HTMLResponse(page)
+
+    @api.post("/map", response_model=MapResponse, tags=["clones"])
+    async def map_(req: MapRequest) -> dict[str, Any]:
+        """Port coverage (as `conba map`): each source-language function's counterpart in the target language
+        (matched / ambiguous / missing), each source file's target file, and the summary."""
+        source = check_language(req.source_language, "source_language")
+        target = check_language(req.target_language, "target_language")
+        if source is None or target is None:
+            raise HTTPException(422, "source_language and target_language are both needed")
+        port, generation = await holder.with_snapshot(_map, req, source, target)
+        functions = [f.to_dict(code=req.include_code) for f in port.functions if req.only in (None, f.status)]
+        return {"summary": port.summary_dict(), "functions": functions,
+                "files": [f.to_dict() for f in port.files], "generation": generation}
 
     @api.get("/health", tags=["health"])
     async def health() -> dict[str, Any]:

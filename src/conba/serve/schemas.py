@@ -6,10 +6,11 @@ a file: the server only ever reads the code it is sent and its own index.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from conba.mapping.config import DEFAULT_MARGIN
 from conba.text import check_unicode
 
 
@@ -122,4 +123,22 @@ class ClonesResponse(BaseModel):
     offset: int
     limit: int
     classes: list[CloneClassOut]
+    generation: int
+
+
+class MapRequest(_Request):
+    source_language: Text = Field(description="The source side: the indexed functions in this language.")
+    target_language: Text = Field(description="The target side: the indexed functions in this language.")
+    threshold: float | Text = Field("auto", description="Score a counterpart needs, or 'auto' (the model's).")
+    margin: float = Field(DEFAULT_MARGIN, ge=0, le=2, description="Ambiguous when another candidate is within this.")
+    only: Literal["matched", "ambiguous", "missing"] | None = Field(
+        None, description="Only list the functions with this status.")
+    keep_trivial: bool = Field(False, description="Also map trivial functions (near-empty, accessors, tests).")
+    include_code: bool = Field(False, description="Include each function's code.")
+
+
+class MapResponse(BaseModel):
+    summary: dict[str, Any] = Field(description="Coverage, counts per status, threshold, margin.")
+    functions: list[dict[str, Any]] = Field(description="One entry per source function (as `conba map` JSONL).")
+    files: list[dict[str, Any]] = Field(description="One entry per source file: its target file and coverage.")
     generation: int

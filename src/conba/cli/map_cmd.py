@@ -1,0 +1,104 @@
+"""``conba map SOURCE TARGET``: which functions (and files) of one tree have a counterpart in another."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from conba.cli.common import check_output_file, friendly_errors, show_progress
+from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
+from conba.cli.options import lexical_weight_option, model_option
+from conba.mapping.config import DEFAULT_MARGIN, ONLY
+
+SUMMARY_FILES = 40  # per-file lines of the stderr summary (least covered first)
+
+
+def _summary(port: object) -> str:
+    lines = port.summary().splitlines()  # type: ignore[attr-defined]
+    if len(lines) > SUMMARY_FILES + 1:
+        more = len(lines) - SUMMARY_FILES - 1
+        lines = lines[:SUMMARY_FILES + 1] + [f"  ... {more} more files (the output lists all)"]
+    return "\n".join(lines)
+
+
+@click.command("map")
+@click.argument("source", required=False, type=click.Path(path_type=Path))
+@click.argument("target", required=False, type=click.Path(path_type=Path))
+@index_option
+@model_option
+@click.option("--source-lang", default=None, metavar="LANG", help="Only source functions in this language.")
+@click.option("--target-lang", default=None, metavar="LANG", help="Only target functions in this language.")
+@click.option("-t", "--threshold", default="auto", show_default=True, metavar="T|auto",
+              help="Score a counterpart needs; auto = the model's calibrated clone threshold (as `conba clones`).")
+@click.option("--margin", default=DEFAULT_MARGIN, show_default=True, type=click.FloatRange(0, 2),
+              help="Ambiguous when another candidate above the threshold scores within this of the match.")
+@click.option("--keep-trivial", is_flag=True,
+              help="Keep trivial functions (near-empty bodies, one-line getters/setters, tests); skipped by default.")
+@click.option("--only", type=click.Choice(ONLY), default=None, help="Only list source functions with this status.")
+@click.option("--min-coverage", default=None, type=click.FloatRange(0, 100), metavar="PCT",
+              help="Exit with status 1 when less than PCT % of the source functions have a counterpart (CI).")
+@click.option("-g", "--groups", "groups_file", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="Score the map against a groups file (JSONL; function 'members' as ports_dev, or 'files' as "
+                   "algorithms_dev): matched-pair precision / recall, missing functions found, files right.")
+@click.option("-f", "--format", "fmt", type=click.Choice(["jsonl", "csv", "html"]), default="jsonl",
+              show_default=True, help="jsonl: one line per source function, per source file, then a summary; "
+                                      "csv: one row per source function; html: report.")
+@click.option("--plain", is_flag=True, help="One human-readable line per source function (instead of --format).")
+@click.option("--output", default="-", show_default=True, metavar="FILE", help="Output file ('-' for stdout).")
+@lexical_weight_option
+@friendly_errors
+def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, model: str | None,
+            source_lang: str | None, target_lang: str | None, threshold: str, margin: float, keep_trivial: bool,
+            only: str | None, min_coverage: float | None, groups_file: Path | None, fmt: str, plain: bool,
+            output: str, lexical_weight: float | None) -> None:
+    """Port coverage: for every function of SOURCE, its counterpart in TARGET (matched: a one-to-one
+    assignment above the threshold; ambiguous: several close candidates; missing: nothing above the
+    threshold), and for every source file the target file it corresponds to.
+
+    SOURCE and TARGET are folders or files: they are indexed first into the index (-i; only what it lacks
+    is encoded). Without them, --source-lang and --target-lang pick the two sides of an existing index.
+    The summary (coverage by file and overall, counts per status) goes to stderr.
+
+    \b
+    Examples:
+      conba map java/ python/ --format html --output port.html
+      conba map --index idx --source-lang java --target-lang go --only missing --plain
+      conba map src/ port/ --min-coverage 90 > /dev/null     # CI: fail when the port falls behind
+      conba map dmp/java dmp/python --groups groups.jsonl
+    """
+    from conba.index import Index
+    from conba.index.threshold import resolve_threshold
+    from conba.mapping import MapConfig, map_index
+    from conba.mapping.groups import evaluate
+    from conba.mapping.output import write_map
+
+    if (source is None) != (target is None):
+        raise click.UsageError("give both SOURCE and TARGET, or neither (with --source-lang / --target-lang)")
+    if source is None and not (source_lang and target_lang):
+        raise click.UsageError("give SOURCE and TARGET folders, or --index with --source-lang and --target-lang")
+    fmt = "plain" if plain else fmt
+    folder = resolve_index_dir(index_dir)
+    check_output_file(output, folder, "map.html")
+    t = None if threshold.strip().lower() == "auto" else resolve_threshold(threshold, None)
+    config = MapConfig(threshold=t, margin=margin, keep_trivial=keep_trivial)
+    with Index(folder, model=resolve_model(model), create=source is not None, lexical_weight=lexical_weight) as idx:
+        if source is not None:
+            report = idx.add([source, target], show_progress=show_progress())
+            if report.units_encoded:
+                click.echo(f"Indexed {report.units_encoded} new functions -> {folder}", err=True)
+        port = map_index(idx, [source] if source else None, [target] if target else None, source_lang,
+                         target_lang, config)
+    evaluation = [evaluate(port, groups_file)] if groups_file is not None else []
+    try:
+        with click.open_file(output, "w", encoding="utf-8", atomic=output != "-") as out:
+            write_map(port, out, fmt, only, extra=evaluation)
+    except OSError as exc:
+        raise click.ClickException(f"{output}: cannot write ({exc.strerror or exc})") from None
+    click.echo(_summary(port) + ("" if output == "-" else f"\n-> {output}"), err=True)
+    for e in evaluation:
+        for level in ("functions", "files"):
+            if level in e:
+                click.echo(f"{level}: " + ", ".join(f"{k} {v}" for k, v in e[level].items() if k != "level"), err=True)
+    if min_coverage is not None and 100 * port.coverage < min_coverage:
+        raise click.ClickException(f"coverage {100 * port.coverage:.1f}% is below --min-coverage {min_coverage:g}%")

@@ -1,0 +1,96 @@
+"""Map a source tree onto a target tree in one index: pick the two sides, score, assign, sum up by file.
+
+>>> from conba.index import Index
+>>> from conba.mapping import map_index
+>>> with Index("/tmp/idx", create=False) as idx:
+...     port = map_index(idx, source_language="java", target_language="python")
+>>> port.coverage, port.counts()
+
+Every score comes from :meth:`conba.index.Index.score_matrix`, the same score as ``search`` and ``clones``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from conba.data.records import DataError, normalize_language
+from conba.index.display import display_path
+from conba.index.records import Unit
+from conba.index.threshold import resolve_threshold
+from conba.index.trivial import trivial_reason
+from conba.mapping.assign import assign
+from conba.mapping.config import MapConfig
+from conba.mapping.files import map_files
+from conba.mapping.records import FunctionMatch, PortMap
+
+
+def _under(path: str, roots: Sequence[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+def select_units(units: Sequence[Unit], paths: Sequence[str | os.PathLike] | None = None,
+                 language: str | None = None) -> list[Unit]:
+    """The units below any of ``paths`` (files or folders; None: anywhere) in ``language`` (None: any)."""
+    roots = [os.path.abspath(p) for p in paths] if paths else None
+    lang = normalize_language(language) if language else None
+    return [u for u in units if (roots is None or _under(u.file, roots)) and (lang is None or u.language == lang)]
+
+
+def _describe(paths: Sequence[str | os.PathLike] | None, language: str | None) -> str:
+    parts = [", ".join(display_path(os.path.abspath(p)) for p in paths)] if paths else []
+    if language:
+        parts.append(f"language {language}")
+    return " ".join(parts) or "the whole index"
+
+
+def _side(units: Sequence[Unit], paths: Any, language: str | None, name: str, where: str) -> list[Unit]:
+    if not paths and not language:
+        raise DataError(f"{where}: say which functions are the {name}: a folder, or a language "
+                        f"(--{name}-lang) within the index")
+    chosen = select_units(units, paths, language)
+    if not chosen:
+        languages = ", ".join(sorted({u.language for u in units})) or "none"
+        raise DataError(f"{where}: no functions in the {name} ({_describe(paths, language)}); "
+                        f"languages in the index: {languages}")
+    return chosen
+
+
+def map_units(idx: Any, source: Sequence[Unit], target: Sequence[Unit], config: MapConfig | None = None,
+              info: dict[str, Any] | None = None) -> PortMap:
+    """Map the ``source`` units onto the ``target`` units of ``idx`` (an :class:`~conba.index.Index`)."""
+    config = config or MapConfig()
+    threshold = resolve_threshold(config.threshold, idx.threshold)
+    if not config.keep_trivial:
+        kept = [u for u in source if trivial_reason(u) is None]
+        skipped, source = len(source) - len(kept), kept
+        target = [u for u in target if trivial_reason(u) is None]
+    else:
+        skipped, source, target = 0, list(source), list(target)
+    target_set = {u.id for u in target}
+    source = [u for u in source if u.id not in target_set]  # a unit is never its own counterpart
+    scores = idx.score_matrix([u.id for u in source], [u.id for u in target])  # float32 (n, m)
+    a = assign(scores, threshold, config.margin, config.candidates)
+    functions = []
+    for i, unit in enumerate(source):
+        j = int(a.target[i])
+        functions.append(FunctionMatch(
+            unit, a.status[i], target[j] if j >= 0 else None, float(a.score[i]) if j >= 0 else None,
+            a.reason[i], [(target[c], float(scores[i, c])) for c in a.candidates[i]]))
+    files = map_files(functions, scores, [u.file for u in target])
+    return PortMap(functions, files, threshold, config.margin, len(target), skipped, dict(info or {}), list(target))
+
+
+def map_index(idx: Any, source_paths: Sequence[str | os.PathLike] | None = None,
+              target_paths: Sequence[str | os.PathLike] | None = None, source_language: str | None = None,
+              target_language: str | None = None, config: MapConfig | None = None) -> PortMap:
+    """Map the indexed functions below ``source_paths`` / in ``source_language`` onto those below
+    ``target_paths`` / in ``target_language``. A side with neither, or with no functions, is an error."""
+    units = idx.units()
+    where = str(idx.path)
+    source = _side(units, source_paths, source_language, "source", where)
+    target = _side(units, target_paths, target_language, "target", where)
+    info = {"source": _describe(source_paths, source_language), "target": _describe(target_paths, target_language),
+            "index": str(idx.path), "model": idx.model_name}
+    return map_units(idx, source, target, config, info)

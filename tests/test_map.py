@@ -1,0 +1,123 @@
+"""conba.mapping without a model: the assignment and statuses, the file level, the groups evaluation."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from conba.data.records import DataError
+from conba.errors import ConfigError
+from conba.index.records import Unit
+from conba.mapping import MapConfig, assign, one_to_one
+from conba.mapping.files import map_files
+from conba.mapping.groups import evaluate, load_groups
+from conba.mapping.records import FunctionMatch, PortMap
+
+
+def unit(uid: int, file: str, name: str, line: int = 1) -> Unit:
+    return Unit(file, name, "python", line, line + 3, f"def {name}(): pass", id=uid)
+
+
+def test_one_to_one_maximises_the_margin_not_the_greedy_best():
+    s = np.array([[0.90, 0.85], [0.86, 0.10]], dtype=np.float32)
+    assert one_to_one(s, 0.8).tolist() == [1, 0]          # greedy would give row 0 col 0 and row 1 nothing
+    assert one_to_one(s, 0.88).tolist() == [0, -1]         # below the threshold nothing is assigned
+    assert one_to_one(np.zeros((2, 0), np.float32), 0.5).tolist() == [-1, -1]
+
+
+def test_statuses_matched_ambiguous_missing():
+    s = np.array([[0.95, 0.10, 0.20],     # matched
+                  [0.10, 0.90, 0.89],     # ambiguous: close (0.89 within 0.02 of 0.90)
+                  [0.30, 0.20, 0.40],     # missing: nothing above 0.8
+                  [0.94, 0.10, 0.20]],    # ambiguous: shared (its only candidate went to row 0)
+                 dtype=np.float32)
+    a = assign(s, 0.8, 0.02)
+    assert a.status == ["matched", "ambiguous", "missing", "ambiguous"]
+    assert a.reason == ["", "close", "", "shared"]
+    assert a.target.tolist()[:3] == [0, 1, 2] and a.candidates[1] == [1, 2] and a.candidates[2] == []
+    assert assign(s, 0.8, 0.0).status[1] == "matched"        # no margin: the better one wins
+    assert a.count("ambiguous") == 2
+
+
+def test_a_candidate_clearly_taken_by_another_function_leaves_this_one_missing():
+    s = np.array([[0.97, 0.10],     # matched
+                  [0.85, 0.20]],    # its only candidate is row 0's counterpart by far (0.97 vs 0.85)
+                 dtype=np.float32)
+    a = assign(s, 0.8, 0.02)
+    assert a.status == ["matched", "missing"] and a.reason == ["", "taken"] and a.candidates[1] == [0]
+    assert assign(s, 0.8, 0.2).status[1] == "ambiguous"     # within a wide margin: a contest
+
+
+def test_no_targets_means_all_missing():
+    a = assign(np.zeros((3, 0), np.float32), 0.8, 0.02)
+    assert a.status == ["missing"] * 3 and a.target.tolist() == [-1] * 3
+
+
+def test_config_is_checked():
+    with pytest.raises(ConfigError, match="margin"):
+        MapConfig(margin=-0.1)
+    with pytest.raises(ConfigError, match="threshold"):
+        MapConfig(threshold=1.5)
+
+
+def _port(functions: list[FunctionMatch], targets: list[Unit]) -> PortMap:
+    scores = np.array([[f.score or 0.0 if f.target is t else 0.1 for t in targets] for f in functions], np.float32)
+    return PortMap(functions, map_files(functions, scores, [t.file for t in targets]), 0.8, 0.02, len(targets),
+                   targets=targets)
+
+
+def test_files_vote_by_their_functions_and_fall_back_to_the_closest():
+    t1, t2, t3 = unit(10, "t/x.py", "a"), unit(11, "t/y.py", "b"), unit(12, "t/y.py", "c")
+    fs = [FunctionMatch(unit(1, "s/a.py", "a"), "matched", t1, 0.9),
+          FunctionMatch(unit(2, "s/a.py", "b"), "ambiguous", t2, 0.85),
+          FunctionMatch(unit(3, "s/a.py", "c"), "ambiguous", t3, 0.85),
+          FunctionMatch(unit(4, "s/b.py", "d"), "missing", t2, 0.5)]
+    port = _port(fs, [t1, t2, t3])
+    a, b = port.files
+    assert (a.source, a.target, a.status) == ("s/a.py", "t/x.py", "matched")   # matched votes count double
+    assert a.counts == {"matched": 1, "ambiguous": 2, "missing": 0} and a.coverage == 1.0
+    assert (b.target, b.status, b.coverage) == ("t/y.py", "missing", 0.0)
+    assert port.coverage == 0.75 and port.counts() == {"matched": 1, "ambiguous": 2, "missing": 1}
+    assert "75.0%" in port.summary() and port.summary_dict()["files_mapped"] == 1
+
+
+def test_groups_evaluation_counts_pairs_and_missing(tmp_path):
+    t1, t2 = unit(10, "/r/p/py/x.py", "f", 1), unit(11, "/r/p/py/x.py", "g", 9)
+    fs = [FunctionMatch(unit(1, "/r/p/js/a.js", "f", 1), "matched", t1, 0.9),     # right
+          FunctionMatch(unit(2, "/r/p/js/a.js", "g", 5), "matched", t1, 0.85),    # wrong pair
+          FunctionMatch(unit(3, "/r/p/js/a.js", "h", 9), "missing", t2, 0.3),     # truly missing: found
+          FunctionMatch(unit(4, "/r/p/js/a.js", "k", 20), "missing", t2, 0.3)]    # ungrouped: not graded
+    groups = tmp_path / "groups.jsonl"
+    rows = [{"group": "p/f", "members": [{"file": "p/js/a.js", "name": "f", "line": 1},
+                                         {"file": "p/py/x.py", "name": "f", "line": 1}]},
+            {"group": "p/g", "members": [{"file": "p/js/a.js", "name": "g", "line": 5},
+                                         {"file": "p/py/x.py", "name": "g", "line": 9}]},
+            {"group": "p/h", "members": [{"file": "p/js/a.js", "name": "h", "line": 9},
+                                         {"file": "p/go/z.go", "name": "h", "line": 1}]}]
+    groups.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    e = evaluate(_port(fs, [t1, t2]), groups)["functions"]
+    assert (e["pairs_graded"], e["pairs_correct"], e["precision"]) == (2, 1, 0.5)
+    assert (e["with_counterpart"], e["recall"], e["false_missing"]) == (2, 0.5, 0.0)
+    assert (e["truly_missing"], e["missing_found"]) == (1, 1.0)
+
+
+def test_file_groups_evaluation(tmp_path):
+    t1, t2 = unit(10, "/d/rust/bubble_sort.rs", "f"), unit(11, "/d/rust/heap.rs", "g")
+    fs = [FunctionMatch(unit(1, "/d/cpp/bubble_sort.cpp", "f"), "matched", t1, 0.9),
+          FunctionMatch(unit(2, "/d/cpp/heap_sort.cpp", "g"), "matched", t2, 0.9)]
+    groups = tmp_path / "g.jsonl"
+    groups.write_text(json.dumps({"group": "bubblesort", "files": ["cpp/bubble_sort.cpp", "rust/bubble_sort.rs"]})
+                      + "\n" + json.dumps({"group": "heapsort", "files": ["cpp/heap_sort.cpp", "js/HeapSort.js"]}))
+    e = evaluate(_port(fs, [t1, t2]), groups)["files"]
+    assert (e["files_with_counterpart"], e["files_right"], e["file_accuracy"]) == (1, 1, 1.0)
+
+
+@pytest.mark.parametrize("text,message", [("{not json\n", r"g\.jsonl:1: not JSON"),
+                                          ('{"group": "a"}\n', r"g\.jsonl:1: a group needs"),
+                                          ("\n", r"g\.jsonl: no groups")])
+def test_bad_groups_files_name_the_line(tmp_path, text, message):
+    (tmp_path / "g.jsonl").write_text(text)
+    with pytest.raises(DataError, match=message):
+        load_groups(tmp_path / "g.jsonl")
