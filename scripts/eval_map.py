@@ -103,6 +103,7 @@ def main() -> int:
     ap.add_argument("-m", "--model", default=None, help="Model (default: the index's, else the shipped default).")
     ap.add_argument("-t", "--threshold", type=float, default=None, help="Default: the calibrated threshold.")
     ap.add_argument("--margin", type=float, default=0.02)
+    ap.add_argument("--lexical-weight", type=float, default=None, help="Default: the index's recorded weight.")
     ap.add_argument("--keep-trivial", action="store_true")
     ap.add_argument("--fraction", type=float, default=0.2, help="Share of the target's functions deleted.")
     ap.add_argument("--seed", type=int, default=0)
@@ -115,22 +116,25 @@ def main() -> int:
     from conba.mapping.groups import load_groups
 
     groups = load_groups(args.groups)
-    with Index(args.index, model=args.model) as idx:
+    with Index(args.index, model=args.model, lexical_weight=args.lexical_weight) as idx:
         idx.add([p for p in sorted(args.data.iterdir()) if p.is_dir()])
         function_level = any("members" in g for g in groups)
         rows = ports(args, idx, groups) if function_level else files(args, idx, groups)
         threshold = args.threshold if args.threshold is not None else idx.threshold
+        weight = idx.lexical_weight
     keys = ([k for k in rows[0] if k not in ("project", "source", "target", "pairs", "deleted", "truly_missing")]
             if rows else [])
     for r in rows:
         print(f"{r.get('project', ''):<17} {r['source']:>10} -> {r['target']:<10} "
               + "  ".join(f"{k} {r[k]}" for k in keys))
     means = {k: _mean([r[k] for r in rows]) for k in keys}
-    print(f"mean over {len(rows)} ordered pairs (threshold {threshold}, margin {args.margin}): "
+    print(f"mean over {len(rows)} ordered pairs (threshold {threshold}, margin {args.margin}, "
+          f"lexical weight {weight}): "
           + ", ".join(f"{k} {v}" for k, v in means.items()))
     if args.json_out:
         args.json_out.write_text(json.dumps({"rows": rows, "means": means, "threshold": threshold,
-                                             "margin": args.margin, "seed": args.seed}, indent=1))
+                                             "margin": args.margin, "seed": args.seed,
+                                             "lexical_weight": weight}, indent=1))
     return 0
 
 

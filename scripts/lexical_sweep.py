@@ -87,7 +87,7 @@ def ports_scores(folder: str, groups: Path, weights: list[float], model, cache: 
     idf = train_idf if idf_mode == "train" else IdfTable.fit(tf)
     lex = vec.weigh(tf, idf.weights())
     pos = {int(u.id): k for k, u in enumerate(units)}
-    grouped = [u for u in units if int(u.id) in group_of]
+    grouped = [units[r] for r in sorted(group_of)]  # group_of: {row in units: group}
     blind_codes = [blind_name(u) for u in grouped]
     blind_emb = _cached(cache, f"blind/{fp}/" + "\x00".join(blind_codes), lambda: model.encode(
         blind_codes, languages=[u.language for u in grouped], show_progress_bar=False))
@@ -95,7 +95,8 @@ def ports_scores(folder: str, groups: Path, weights: list[float], model, cache: 
     blind_lex = vec.weigh(vec.term_frequencies(blind_codes), idf.weights())
     out = {}
     for w in weights:
-        def score(q, c, blind=False, w=w):
+        def score(q, c, blind=False, w=w):  # q, c: rows of ``units``
+            q, c = [int(units[r].id) for r in q], [int(units[r].id) for r in c]
             cd = emb[[row_of[i] for i in c]]
             cl = lex[[pos[i] for i in c]]
             if blind:
