@@ -62,8 +62,8 @@ def clones(index_dir: str | None, model: str | None, cross_language_only: bool, 
       conba clones --threshold 0.9 --min-lines 5 --format csv > pairs.csv
       conba clones | jq 'select(.class) | .members[].name'
     """
+    from conba.clones.report import write_report
     from conba.index import Index
-    from conba.index.report import write_report
 
     folder = resolve_index_dir(index_dir)
     _check_output(output, folder)

@@ -35,8 +35,8 @@ def compare(a: str, b: str, code: bool, language_a: str | None, language_b: str 
       conba compare --code 'def f(x): return x*2' 'int f(int x) { return 2*x; }' --language-b java
       conba compare a.go b.rs --threshold 0.9 --json
     """
-    from conba.index.compare import compare as compare_code
-    from conba.index.compare import read_code_file
+    from conba.clones.compare import compare as compare_code
+    from conba.clones.compare import read_code_file
 
     if a == "-" and b == "-":
         raise click.UsageError("only one of A and B can be - (stdin)")

@@ -40,7 +40,7 @@ def encode(source: str, model: str | None, language: str | None, batch_size: int
     elif source.endswith(".jsonl"):
         items = [(r.id, r.language, r.code) for r in load_records(source)]
     else:  # the index's checks: unreadable, directory, binary, not UTF-8, too large... (one-line errors)
-        from conba.index.compare import read_code_file
+        from conba.clones.compare import read_code_file
 
         text, lang = read_code_file(source, language=language, require_language=False)
         items = [(source, lang or "", text)]

@@ -86,8 +86,8 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
       conba index /srv/monorepo --ray                  # encode on Ray (local or $RAY_ADDRESS)
       conba index /srv/monorepo --ray ray://head:10001  # encode on a Ray cluster
     """
+    from conba.clones.display import display_path
     from conba.index import Index
-    from conba.index.display import display_path
 
     if not paths:
         hint = (f" (--ray took '{ray_address}' as the cluster address: put PATHS before --ray)"

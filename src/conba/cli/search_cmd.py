@@ -21,7 +21,7 @@ def read_query(query: str | None, code: str | None, language: str | None) -> tup
         raise click.UsageError("give a QUERY file, - for stdin, or --code '...'")
     if query == "-":
         return read_stdin(), language
-    from conba.index.compare import read_code_file
+    from conba.clones.compare import read_code_file
 
     return read_code_file(query, language=language)
 
@@ -55,8 +55,8 @@ def search(query: str | None, code: str | None, k: int, language: str | None, qu
       cat q.go | conba search - --query-language go
     """
     from conba.cli.common import language_option_value
+    from conba.clones.display import plain_hit, relative_unit_dict
     from conba.index import Index
-    from conba.index.display import plain_hit, relative_unit_dict
 
     language = language_option_value(language, "--language")
     query_language = language_option_value(query_language, "--query-language")

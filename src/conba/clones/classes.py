@@ -1,5 +1,5 @@
 """Clone detection over an index: a k-nearest-neighbour graph, edges above a threshold, and clone
-classes built from that graph (:mod:`conba.index.grouping`).
+classes built from that graph (:mod:`conba.clones.grouping`).
 
 Each unit's ``neighbors`` nearest units are candidates; a candidate pair is a clone pair when its
 cosine similarity is >= the threshold (and, optionally, the two are in different languages). With
@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from conba.index import vectors as vec
-from conba.index.records import CloneClass, ClonePair, Unit
+from conba.source.records import CloneClass, ClonePair, Unit
+from conba.utils import ann as vec
 
 
 def candidate_pairs(index: object, ids: np.ndarray, embeddings: np.ndarray, languages: list[str],

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conba.clones.threshold import model_threshold
 from conba.data.records import DataError
-from conba.index.errors import SourceError
-from conba.index.filters import DEFAULT_MAX_FILE_SIZE, Skip, read_source
-from conba.index.languages import detect_language
-from conba.index.threshold import model_threshold
+from conba.errors import SourceError
+from conba.source.filters import DEFAULT_MAX_FILE_SIZE, Skip, read_source
+from conba.syntax.languages import detect_language
 
 
 @dataclass

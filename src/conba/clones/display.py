@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from conba.index.records import Hit, Unit
+from conba.source.records import Hit, Unit
 
 
 def display_path(path: str, start: str | None = None) -> str:

@@ -9,13 +9,13 @@ from typing import Any
 
 import numpy as np
 
+from conba.clones.classes import candidate_pairs, clone_classes
+from conba.clones.grouping import cohesive_groups
+from conba.clones.stats import CloneStats, clone_stats
+from conba.clones.trivial import REASONS, trivial_reason
 from conba.errors import ConfigError
-from conba.index import vectors as vec
-from conba.index.clone_stats import CloneStats, clone_stats
-from conba.index.clones import candidate_pairs, clone_classes
-from conba.index.grouping import cohesive_groups
-from conba.index.records import CloneClass, Unit
-from conba.index.trivial import REASONS, trivial_reason
+from conba.source.records import CloneClass, Unit
+from conba.utils import ann as vec
 
 GROUPINGS = ("communities", "components")
 
@@ -34,8 +34,8 @@ def find_clones(units: list[Unit], ids: np.ndarray, embeddings: np.ndarray, inde
     """Clone classes of ``units`` (sorted by id; ``ids`` (n,) and unit ``embeddings`` (n, d) in the
     same order; ``index``: the FAISS index over all of them).
 
-    ``grouping``: ``communities`` (default; :mod:`conba.index.grouping`) or ``components`` (the
-    connected components of the pair graph, which chain). Trivial units (:mod:`conba.index.trivial`)
+    ``grouping``: ``communities`` (default; :mod:`conba.clones.grouping`) or ``components`` (the
+    connected components of the pair graph, which chain). Trivial units (:mod:`conba.clones.trivial`)
     and units shorter than ``min_lines`` are left out unless ``keep_trivial``.
 
     ``lexical`` (a :class:`conba.index.lexical_file.LexicalIndex` over the units) with

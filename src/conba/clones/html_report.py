@@ -16,9 +16,9 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from conba.index.clone_stats import CloneStats
-from conba.index.display import display_path
-from conba.index.records import CloneClass, Unit
+from conba.clones.display import display_path
+from conba.clones.stats import CloneStats
+from conba.source.records import CloneClass, Unit
 
 MAX_CODE_LINES = 120
 MAX_PAIR_ROWS = 60     # per class; the JSONL/CSV outputs list every pair
@@ -85,7 +85,7 @@ def _href(unit: Unit) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.PackageLoader("conba.index", "templates"), autoescape=True,
+    env = jinja2.Environment(loader=jinja2.PackageLoader("conba.clones", "templates"), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
     env.globals.update(score_level=score_level, score_width=score_width, href=_href, display_path=display_path,
                        highlight=lambda code, language, first: Markup(highlight(code, language, first)))

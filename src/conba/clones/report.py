@@ -7,10 +7,10 @@ import csv
 import json
 from typing import TextIO
 
+from conba.clones.display import display_path
+from conba.clones.stats import CloneStats
 from conba.errors import ConfigError
-from conba.index.clone_stats import CloneStats
-from conba.index.display import display_path
-from conba.index.records import CloneClass
+from conba.source.records import CloneClass
 
 FORMATS = ("jsonl", "csv", "html")
 CSV_COLUMNS = ["class", "score", "language_a", "name_a", "file_a", "start_a", "end_a",
@@ -46,7 +46,7 @@ def write_report(classes: list[CloneClass], out: TextIO, fmt: str = "jsonl", sta
     elif fmt == "csv":
         write_csv(classes, out)
     elif fmt == "html":
-        from conba.index.html_report import render_html
+        from conba.clones.html_report import render_html
 
         out.write(render_html(classes, stats=stats, **html_info))  # type: ignore[arg-type]
     else:

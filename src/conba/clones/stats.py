@@ -12,14 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from conba.index.records import CloneClass
+from conba.source.records import CloneClass
 
 
 @dataclass
 class CloneStats:
     units: int                      # units in the index
     considered: int                 # units the clone graph was built over
-    skipped_trivial: dict[str, int] = field(default_factory=dict)  # reason -> units (conba.index.trivial)
+    skipped_trivial: dict[str, int] = field(default_factory=dict)  # reason -> units (conba.clones.trivial)
     skipped_short: int = 0          # units shorter than min_lines
     candidate_pairs: int = 0        # kNN pairs at or above the threshold
     classes: int = 0

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePath
 
-from conba.index.records import Unit
+from conba.source.records import Unit
 
 MAX_BODY_LINES = 2
 MAX_BODY_TOKENS = 6

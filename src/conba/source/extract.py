@@ -13,8 +13,8 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from conba.index.languages import GRAMMARS, get_parser, grammar_key
-from conba.index.records import Unit
+from conba.source.records import Unit
+from conba.syntax.languages import GRAMMARS, get_parser, grammar_key
 
 WINDOW_LINES = 60        # fallback windows for files without a grammar (or that fail to parse)
 WHOLE_FILE_LINES = 80    # files up to this many lines are one unit

@@ -1,26 +1,17 @@
-"""Re-export of :mod:`conba.syntax.languages` (the grammar registry moved there; old imports keep working),
-and the check of a language name given by a user (the CLI and the server answer alike)."""
+"""The check of a language name given by a user (the CLI and the server answer alike); the grammar
+registry (extensions, parsers) is :mod:`conba.syntax.languages`."""
 
 from __future__ import annotations
 
 from conba.errors import ConfigError
-from conba.syntax.languages import (
-    EXTENSIONS,
-    GRAMMARS,
-    Grammar,
-    detect_language,
-    get_parser,
-    grammar_key,
-    supported_languages,
-)
 
-__all__ = ["EXTENSIONS", "GRAMMARS", "Grammar", "detect_language", "get_parser", "grammar_key",
-           "supported_languages", "known_languages", "check_language"]
+__all__ = ["known_languages", "check_language"]
 
 
 def known_languages() -> list[str]:
     """Every language name the model and the index know (the data and the file-extension tables)."""
     from conba.data.records import LANGUAGES
+    from conba.syntax.languages import EXTENSIONS
 
     return sorted(set(LANGUAGES) | set(EXTENSIONS.values()))
 

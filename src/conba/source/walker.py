@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conba.index.errors import SourceError
-from conba.index.filters import DEFAULT_MAX_FILE_SIZE, Skip, check_size, index_error_message, is_excluded_dir
-from conba.index.languages import detect_language
+from conba.errors import SourceError
+from conba.source.filters import DEFAULT_MAX_FILE_SIZE, Skip, check_size, index_error_message, is_excluded_dir
+from conba.syntax.languages import detect_language
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """tree-sitter helpers shared by the perturbations: parsing, leaves, error counts, statements, edits.
 
-Parsers come from :func:`conba.index.languages.get_parser` (the same loader the indexer uses).
+Parsers come from :func:`conba.syntax.languages.get_parser` (the same loader the indexer uses).
 All positions are byte offsets into the UTF-8 encoded source.
 """
 
@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from conba.index.languages import get_parser
+from conba.syntax.languages import get_parser
 
 _WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 
