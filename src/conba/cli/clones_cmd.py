@@ -7,8 +7,14 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors
-from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
-from conba.cli.options import lexical_weight_option, model_option
+from conba.cli.options import (
+    index_option,
+    lexical_weight_option,
+    model_option,
+    output_file_option,
+    resolve_index_dir,
+    resolve_model,
+)
 
 
 def _check_output(output: str, index_dir: str) -> None:
@@ -45,7 +51,7 @@ def _check_output(output: str, index_dir: str) -> None:
 @click.option("-f", "--format", "fmt", type=click.Choice(["jsonl", "csv", "html"]), default="jsonl",
               show_default=True, help="jsonl: one clone class per line, then a stats line; csv: one pair per "
                                       "row; html: report.")
-@click.option("--output", default="-", show_default=True, metavar="FILE", help="Output file ('-' for stdout).")
+@output_file_option()
 @lexical_weight_option(help="Default: the index's (its auto threshold is calibrated for the model's weight).")
 @friendly_errors
 def clones(index_dir: str | None, model: str | None, cross_language_only: bool, threshold: str,
@@ -58,7 +64,7 @@ def clones(index_dir: str | None, model: str | None, cross_language_only: bool, 
 
     \b
     Examples:
-      conba clones --cross-language-only --format html --output clones.html
+      conba clones --cross-language-only -f html -o clones.html
       conba clones --threshold 0.9 --min-lines 5 --format csv > pairs.csv
       conba clones | jq 'select(.class) | .members[].name'
     """

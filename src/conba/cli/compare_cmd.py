@@ -7,13 +7,14 @@ import json
 import click
 
 from conba.cli.common import code_argument, friendly_errors, language_option_value, load, read_stdin
-from conba.cli.options import lexical_weight_option, model_option, view_option
+from conba.cli.options import AliasOption, lexical_weight_option, model_option, view_option
 
 
 @click.command("compare")
 @click.argument("a")
 @click.argument("b")
-@click.option("-c", "--code", is_flag=True, help="A and B are code snippets, not file names.")
+@click.option("--snippets", "code", is_flag=True, cls=AliasOption, aliases=["-c", "--code"],
+              help="A and B are code snippets, not file names.")
 @click.option("--language-a", default=None, help="Language of A (default: from its extension).")
 @click.option("--language-b", default=None, help="Language of B (default: from its extension).")
 @click.option("-t", "--threshold", default="auto", show_default=True, metavar="T|auto",
@@ -32,7 +33,7 @@ def compare(a: str, b: str, code: bool, language_a: str | None, language_b: str 
     \b
     Examples:
       conba compare gcd.py Gcd.java
-      conba compare --code 'def f(x): return x*2' 'int f(int x) { return 2*x; }' --language-b java
+      conba compare --snippets 'def f(x): return x*2' 'int f(int x) { return 2*x; }' --language-b java
       conba compare a.go b.rs --threshold 0.9 --json
     """
     from conba.clones.compare import compare as compare_code

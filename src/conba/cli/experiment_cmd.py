@@ -8,7 +8,20 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors
-from conba.cli.options import CACHE_ENV, THREADS_ENV, device_option, model_option, out_option
+from conba.cli.options import (
+    CACHE_ENV,
+    THREADS_ENV,
+    VIEW_NAMES,
+    AliasOption,
+    batch_size_option,
+    data_files_option,
+    device_option,
+    limit_option,
+    model_option,
+    output_dir_option,
+    progress_option,
+    seed_option,
+)
 
 _FILE = click.Path(dir_okay=False, path_type=Path)
 _DIR = click.Path(file_okay=False, path_type=Path)
@@ -43,11 +56,12 @@ def _names(text: str | None) -> list[str] | None:
 def common_options(f):
     """Data, output, budget and device options shared by every training-based subcommand."""
     opts = [
-        click.option("-d", "--data", type=_DIR, help="Folder with *_train.jsonl and *_dev.jsonl files."),
+        click.option("--data-dir", "data", type=_DIR, metavar="DIR", cls=AliasOption, aliases=["-d", "--data"],
+                     help="Folder with *_train.jsonl and *_dev.jsonl files."),
         click.option("--train", "train_files", multiple=True, type=_FILE, help="Training file (repeatable)."),
         click.option("-D", "--dev", "dev_files", multiple=True, type=_FILE,
                      help="Dev file (repeatable); the first is the early-stopping set, all are evaluated."),
-        out_option("Output folder (JSON, markdown, PNGs)."),
+        output_dir_option("Output folder (JSON, markdown, PNGs)."),
         click.option("-w", "--work", default=None,
                      help="Folder for data subsets and trained models (default runs/experiments); reused."),
         click.option("-q", "--quick", is_flag=True, help="Tiny CI-sized settings (minutes); every part still runs."),
@@ -66,13 +80,13 @@ def common_options(f):
                      help="Over-tokens heads read the first T token states (32; 0 = all, use on a GPU)."),
         click.option("--token-steps", type=int, default=None, help="Batches/epoch, over-tokens heads (20)."),
         click.option("--token-epochs", type=int, default=None, help="Max epochs of over-tokens heads (1)."),
-        click.option("-b", "--batch-size", type=int, default=None, help="Encoding/evaluation batch size (64)."),
+        batch_size_option(default=None, help="Snippets per encoder batch, encoding and evaluation (64)."),
         click.option("--cache-dir", default=None, envvar=CACHE_ENV, show_envvar=True,
                      help="Feature cache (default ~/.cache/conba)."),
         device_option(help="Where to train and encode"),
         click.option("--threads", type=int, default=None, envvar=THREADS_ENV, show_envvar=True,
                      help="Torch CPU threads (default: torch's; 1 is much faster when other jobs share the CPU)."),
-        click.option("--progress/--no-progress", default=None, help="Progress bars (default: when a terminal)."),
+        progress_option(),
     ]
     for opt in reversed(opts):
         f = opt(f)
@@ -245,14 +259,14 @@ def figures_cmd(**opts) -> None:
 
 
 @experiment.command("noise")
-@click.option("-d", "--data", required=True, type=_FILE, help="Dev records (grouped JSONL).")
+@data_files_option("Dev records (grouped JSONL).", multiple=False, required=True)
 @model_option
-@out_option("Output folder (noise.json, noise.png, noise.md).")
+@output_dir_option("Output folder (noise.json, noise.png, noise.md).")
 @click.option("-q", "--quick", is_flag=True, help="A small subset, for smoke tests.")
 @click.option("--levels", default=None, help="Comma-separated noise levels in (0, 1] (default 0.05,0.10,0.15,0.20).")
-@click.option("-n", "--limit", type=int, default=300, show_default=True, help="~N records of whole groups (0 = all).")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--progress/--no-progress", default=None, help="Progress bars (default: when a terminal).")
+@limit_option("~N records of whole groups (0 = all).", default=300)
+@seed_option
+@progress_option
 @friendly_errors
 @_examples("  conba experiment noise -d ../shared/data/mbxp_dev.jsonl -o docs/experiments/noise\n"
            "  conba experiment noise -d dev.jsonl -m runs/my-model -o runs/noise --levels 0.1,0.3 --quick")
@@ -316,7 +330,8 @@ def all_cmd(skip: str | None, **opts) -> None:
 @click.option("--seconds", "fair_seconds", type=float, default=60.0, show_default=True,
               help="The equal wall-clock budget per run (dev checks included).")
 @click.option("--epoch-steps", type=int, default=50, show_default=True, help="Steps between dev checks.")
-@click.option("--view", default="code+docs", show_default=True, help="Input view of every snippet (raw = none).")
+@click.option("--view", type=click.Choice(VIEW_NAMES), default="code+docs", show_default=True,
+              help="Input view of every snippet (raw = none).")
 @click.option("--backbone-from", default="default", show_default=True,
               help="Model whose (frozen) backbone weights every head sits on; '' = --backbone as downloaded.")
 @click.option("--repo-index", type=_DIR, default=None,
