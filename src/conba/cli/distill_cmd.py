@@ -40,7 +40,8 @@ def _layers(value: str) -> list[int]:
 
 @click.command("distill", context_settings={"help_option_names": ["-h", "--help"]})
 @model_option(help="Teacher: 'default' (shipped), a conba model folder or an HF encoder.")
-@output_dir_option("Run folder: teacher vectors, checkpoint, distill.json and the student in OUT/best.")
+@output_dir_option("Output model folder: the student (the run's teacher vectors, checkpoint and distill.json "
+                   "go to OUT/distill/).")
 @click.option("-L", "--layers", default=",".join(map(str, _DEFAULTS.layers)), show_default=True, metavar="LIST",
               help="Teacher layers the student starts from, in order (e.g. '0,2,4' or '0-2').")
 @data_files_option("JSONL file(s) whose code the student learns on (labels unused; repeatable). "
@@ -75,8 +76,8 @@ def distill(model: str | None, out: Path, layers: str, data: tuple[Path, ...], s
     \b
     Examples:
       conba distill -o runs/student -L 0,2,4 --source ~/src/some-repo -D ../shared/data/atcoder_dev.jsonl
-      conba eval ../shared/data/atcoder_dev.jsonl -m runs/student/best
-      conba calibrate ../shared/data/atcoder_dev.jsonl -m runs/student/best --write   # its own clone threshold
+      conba eval ../shared/data/atcoder_dev.jsonl -m runs/student
+      conba calibrate ../shared/data/atcoder_dev.jsonl -m runs/student --write   # its own clone threshold
     """
     from conba.cli.common import show_progress
     from conba.train.distill import distill as run
@@ -91,4 +92,4 @@ def distill(model: str | None, out: Path, layers: str, data: tuple[Path, ...], s
     student = run(cfg, restart=restart, log=lambda m: click.echo(m, err=True),
                   progress=show_progress() if progress is None else progress)
     click.echo(f"student ({student.backbone.num_layers} layers, fingerprint {student.fingerprint()}) "
-               f"saved in {out / 'best'}", err=True)
+               f"saved in {out}", err=True)

@@ -13,8 +13,9 @@ the first term matches each vector, the second the in-batch similarity structure
 ranks on), both on L2-normalised vectors S (b, d) of the student and T (b, d) of the teacher.
 
 After every epoch the student is scored on the dev files (mean cross-language MAP@R over them, the
-same subset each time); the best epoch is saved as ``OUT/best`` (a conba model folder, a delta over
-the embedded backbone when the teacher is one). A checkpoint every ``checkpoint_every`` steps (and at
+same subset each time); the best epoch is kept in ``OUT/distill/best`` and, at the end, saved as
+``OUT`` itself (a conba model folder, a delta over the embedded backbone when the teacher is one),
+as ``conba train`` does; the run's files (teacher vectors, checkpoint, distill.json) are in ``OUT/distill``. A checkpoint every ``checkpoint_every`` steps (and at
 the end of each epoch) lets a killed run resume where it stopped; ``--restart`` discards it.
 """
 
@@ -81,6 +82,7 @@ class Distiller:
         self.log = log
         self.progress = progress
         self.out = Path(cfg.out)
+        self.run_dir = self.out / "distill"  # the run's files; the student itself is saved in OUT
 
     def run(self, restart: bool = False):
         from tqdm.auto import tqdm
@@ -91,7 +93,7 @@ class Distiller:
         from conba.train.distill_data import collect_snippets, length_batches, teacher_vectors
         from conba.train.loop import optimizer_step, warmup_lr
 
-        cfg, out = self.cfg, self.out
+        cfg, out = self.cfg, self.run_dir
         out.mkdir(parents=True, exist_ok=True)
         if restart:
             remove_checkpoint(out / "checkpoint")
@@ -165,17 +167,19 @@ class Distiller:
                                                  "history": state["history"], "best": state["best"]})
         from conba.model import ConbaModel
 
-        return ConbaModel.load(out / "best")
+        best = ConbaModel.load(out / "best")
+        best.save(self.out, dtype="float16")  # as stored in best (already rounded): the same weights
+        return ConbaModel.load(self.out)
 
     def _save_best(self, student, entry: dict) -> None:
         cfg = self.cfg
         student.info = {"distilled_from": cfg.teacher, "teacher_layers": list(cfg.layers),
                         "distill": {k: v for k, v in cfg.to_dict().items() if k not in ("out",)},
                         "epoch": entry["epoch"], "dev_map_at_r": entry["dev"]}
-        tmp = self.out / "best.tmp"
+        tmp = self.run_dir / "best.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         copy.deepcopy(student).save(tmp, dtype="float16")  # a copy: float16 rounds in place
-        replace_dir(tmp, self.out / "best")  # a crash at any moment leaves best or best.old
+        replace_dir(tmp, self.run_dir / "best")  # a crash at any moment leaves best or best.old
 
 
 def _fmt(scores: dict) -> str:
@@ -183,5 +187,5 @@ def _fmt(scores: dict) -> str:
 
 
 def distill(cfg: DistillConfig, restart: bool = False, log: Callable[[str], None] = print, progress: bool = True):
-    """Train a student (see the module docstring); returns the best student, loaded from ``OUT/best``."""
+    """Train a student (see the module docstring); returns the best student, loaded from ``OUT``."""
     return Distiller(cfg, log, progress).run(restart)
