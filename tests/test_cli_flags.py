@@ -216,3 +216,18 @@ def test_training_options_come_from_the_config_dataclasses():
     from conba.heads.config import HEAD_KINDS
 
     assert tuple(HEADS) == tuple(HEAD_KINDS)
+
+
+def test_docs_cli_lists_every_short_flag_with_its_long_name():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "CLI.md").read_text(encoding="utf-8")
+    documented = dict(re.findall(r"^\| `(-\w)` \| `(--[\w-]+)", text, flags=re.M))
+    in_code = {}
+    for _, option in _options():
+        for short in (o for o in _visible_opts(option) if len(o) == 2 and o[0] == "-"):
+            in_code[short] = _long_name(option)
+    in_code.pop("-h", None)
+    documented.pop("-h", None)
+    assert documented == in_code
