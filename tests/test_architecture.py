@@ -19,12 +19,13 @@ MAX_LINES = 400
 # Lower layers never import higher ones; a package may import its own layer (without a cycle).
 LAYERS: list[set[str]] = [
     {"errors", "utils", "settings", "text"},
-    {"data", "syntax", "lexical", "source"},  # lexical: identifier-word TF-IDF vectors, the fused score;
-    #                                           source: walking, filters, unit extraction, plain records
+    # lexical: identifier-word TF-IDF vectors, the fused score; source: walking, filters, unit extraction,
+    # plain records; augment: perturbations of code (data augmentation, scripts/augment_data.py)
+    {"data", "syntax", "lexical", "source", "augment"},
     {"encoder", "heads"},          # backbone, the one layer loop, SDTP inference (encoder.sdtp); heads
     {"engine"},                    # batching, chunks, precision, ONNX: what ConbaModel.encode runs
     {"model", "merge"},
-    {"prune", "index", "clones", "train", "eval", "experiments", "pretrain", "bench"},  # index -> clones
+    {"prune", "index", "clones", "train", "eval", "pretrain", "bench"},  # index -> clones
     {"cli", "serve", "client", "testing"},
 ]
 
@@ -176,7 +177,30 @@ def test_layers_only_import_downwards():
     assert not upward, "imports from a lower layer into a higher one:\n" + "\n".join(sorted(upward))
 
 
+def test_the_runtime_never_imports_the_research_suite():
+    """conba_research (`conba experiment`, matplotlib figures) builds on conba, never the other way; the
+    CLI names it only as a string, listed when it is installed."""
+    found = [f"{path.relative_to(SRC)}:{line}" for path in sorted(ROOT.rglob("*.py"))
+             for module, line in _imports(path.read_text(encoding="utf-8"), list(path.relative_to(SRC).parts[:-1]))
+             if module.split(".")[0] == "conba_research"]
+    assert not found, found
+    assert not (ROOT / "experiments").exists()
+    assert (ROOT / "augment").is_dir()  # the perturbations are data augmentation
+
+
+def test_matplotlib_is_only_imported_lazily_by_the_runtime():
+    top_level = []
+    for path in sorted(ROOT.rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if any(n.split(".")[0] == "matplotlib" for n in names):
+                top_level.append(f"{path.relative_to(SRC)}:{node.lineno}")
+    assert not top_level, top_level
+
+
 def test_no_source_file_over_400_lines():
-    long = [f"{p.relative_to(SRC.parent)}: {n} lines" for p in sorted(ROOT.rglob("*.py"))
+    long = [f"{p.relative_to(SRC.parent)}: {n} lines" for p in sorted([*ROOT.rglob("*.py"),
+                                                                       *(SRC / "conba_research").rglob("*.py")])
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES]
     assert not long, f"files over {MAX_LINES} lines (split them):\n" + "\n".join(long)

@@ -204,11 +204,11 @@ def test_training_options_come_from_the_config_dataclasses():
 
     for command, config in ((train, TrainConfig()), (distill, DistillConfig()), (prune_train, PruneTrainConfig())):
         checked = 0
+        skip = {"layers", "data", "dev", "out", "cache_dir", "view", "device", "model"}  # shared, or converted
         for param in command.params:
-            if isinstance(param, click.Option) and hasattr(config, param.name) and param.name not in ("layers", "data",
-                                                                                                        "dev", "out"):
+            if isinstance(param, click.Option) and hasattr(config, param.name) and param.name not in skip:
                 default = getattr(config, param.name)
-                if param.name in ("cache_dir", "view", "device", "model") or isinstance(default, list):  # shared options
+                if isinstance(default, list):
                     continue
                 assert param.default == default, f"{command.name} --{param.name}: {param.default} != {default}"
                 checked += 1

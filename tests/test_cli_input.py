@@ -47,7 +47,8 @@ def test_a_bom_on_stdin_is_dropped(tiny_model):
 
 
 def test_unknown_languages_are_errors_as_on_the_server(built, tiny_model):
-    _fails(["search", "--code", GCD, "-l", "klingon", "--index", built], "--result-language: unknown language 'klingon'")
+    _fails(["search", "--code", GCD, "-l", "klingon", "--index", built],
+           "--result-language: unknown language 'klingon'")
     _fails(["search", "--code", GCD, "--query-language", "elvish", "--index", built], "unknown language 'elvish'")
     _fails(["compare", "--code", GCD, GCD, "--language-a", "nope", "-m", tiny_model],
            "--language-a: unknown language 'nope'")

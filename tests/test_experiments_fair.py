@@ -12,7 +12,7 @@ import torch
 from click.testing import CliRunner
 
 from conba.cli.main import cli
-from conba.experiments.fair import ROWS, RepoSet, score_repo, select_rows
+from conba_research.fair import ROWS, RepoSet, score_repo, select_rows
 
 FILES = {
     "py/add.py": "def add(a, b):\n    total = a + b\n    return total\n",
@@ -158,7 +158,7 @@ def test_bad_input_is_a_one_line_error(data_dir, tmp_path, tiny_backbone, extra,
 
 def test_repo_groups_without_any_indexed_file_is_an_error(tmp_path, repo_index):
     from conba.errors import ConfigError
-    from conba.experiments.fair import load_repo_set
+    from conba_research.fair import load_repo_set
 
     idx, _ = repo_index
     other = tmp_path / "other.jsonl"

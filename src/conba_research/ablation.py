@@ -21,9 +21,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from conba.experiments.metrics import aggregate
-from conba.experiments.report import fmt, fmt_ms, md_table, pyplot, save_figure, settings_block, write_outputs
-from conba.experiments.runner import REFERENCE, Runner, Variant, select_named
+from conba_research.metrics import aggregate
+from conba_research.report import fmt, fmt_ms, md_table, pyplot, save_figure, settings_block, write_outputs
+from conba_research.runner import REFERENCE, Runner, Variant, select_named
 
 VARIANTS: tuple[Variant, ...] = (
     Variant("no_conba", "no ConbaLayer: frozen backbone, mean-pooled (untrained)", head="none", trained=False),

@@ -18,9 +18,9 @@ import numpy as np
 
 from conba.errors import ConfigError
 from conba.eval.pairs import balanced_pairs, calibrate_threshold, classification_metrics
-from conba.experiments.metrics import pair_split
-from conba.experiments.pair_models import NETS, fit_net, net_scores
-from conba.experiments.report import fmt, md_table, pyplot, save_figure, settings_block, write_outputs
+from conba_research.metrics import pair_split
+from conba_research.pair_models import NETS, fit_net, net_scores
+from conba_research.report import fmt, md_table, pyplot, save_figure, settings_block, write_outputs
 
 SKLEARN_KINDS = ("logreg", "svm", "random_forest", "knn")
 CLASSIFIERS: tuple[str, ...] = (*NETS, *SKLEARN_KINDS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import sys
 from pathlib import Path
 
 import click
@@ -95,7 +96,7 @@ def common_options(f):
 
 def build_config(opts: dict):
     """An ExperimentConfig from the parsed options (``quick`` preset first, explicit options win)."""
-    from conba.experiments.config import ExperimentConfig, discover
+    from conba_research.config import ExperimentConfig, discover
 
     cfg = ExperimentConfig.quick_preset() if opts.pop("quick", False) else ExperimentConfig()
     data, train, dev = opts.pop("data", None), list(opts.pop("train_files", ())), list(opts.pop("dev_files", ()))
@@ -136,8 +137,8 @@ def command_line() -> str:
 def _setup(opts: dict):
     """(cfg, runner, out, progress) for a training-based subcommand."""
     from conba.cli.common import show_progress
-    from conba.experiments.data import prepare
-    from conba.experiments.runner import Runner
+    from conba_research.data import prepare
+    from conba_research.runner import Runner
 
     out = opts.pop("out")
     progress = opts.pop("progress", None)
@@ -162,6 +163,10 @@ def experiment() -> None:
     Training-based subcommands train heads on a frozen backbone (cached token states; --tune none),
     reuse finished runs from the work folder and resume interrupted ones.
     """
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None and "--help" not in sys.argv and "-h" not in sys.argv:
+        raise click.ClickException("conba experiment draws its figures with matplotlib: pip install 'conba[research]'")
 
 
 @experiment.command("ablation")
@@ -174,7 +179,7 @@ def experiment() -> None:
            "  conba experiment ablation -d ../shared/data -o runs/abl --variants conba,no_control --seeds 0,1,2")
 def ablation_cmd(variants: str | None, **opts) -> None:
     """Ablation of the ConbaLayer (MAP@R per language pair, F1, AUC; mean ± std over seeds)."""
-    from conba.experiments.ablation import run_ablation, select_variants
+    from conba_research.ablation import run_ablation, select_variants
 
     names = _names(variants)
     select_variants(names)  # fail before any work on a bad name
@@ -192,7 +197,7 @@ def ablation_cmd(variants: str | None, **opts) -> None:
            "  conba experiment temperature -d ../shared/data -o runs/temp --temperatures 0.05,0.5")
 def temperature_cmd(temperatures: str | None, temperature_seeds: int | None, **opts) -> None:
     """Temperature sweep: ROC curves in one figure, AUC and MAP@R per τ."""
-    from conba.experiments.temperature import run_temperature
+    from conba_research.temperature import run_temperature
 
     temps = _floats(temperatures)
     if temps is not None and (not temps or any(t <= 0 for t in temps)):
@@ -221,8 +226,8 @@ def classifiers_cmd(model: str | None, kinds: str | None, pairs: int | None, **o
     Without --model the reference head (ConbaLayer pooled + control codes, first seed) is trained
     (or reused from the work folder); with --model that model's embeddings are used.
     """
-    from conba.experiments.classifiers import CLASSIFIERS, run_classifiers
-    from conba.experiments.runner import REFERENCE
+    from conba_research.classifiers import CLASSIFIERS, run_classifiers
+    from conba_research.runner import REFERENCE
 
     names = _names(kinds)
     bad = [k for k in names or [] if k not in CLASSIFIERS]
@@ -251,7 +256,7 @@ def classifiers_cmd(model: str | None, kinds: str | None, pairs: int | None, **o
 @_examples("  conba experiment figures -d ../shared/data -o docs/experiments/figures")
 def figures_cmd(**opts) -> None:
     """t-SNE before/after training, control_weight over epochs, training and validation curves."""
-    from conba.experiments.figures import run_figures
+    from conba_research.figures import run_figures
 
     _, runner, out, _ = _setup(opts)
     run_figures(runner, out, command=command_line())
@@ -275,8 +280,8 @@ def noise_cmd(data: Path, model: str | None, out: Path, quick: bool, levels: str
     """Noise robustness: MAP@R and F1 under synonym / insertion / swap / deletion perturbations."""
     from conba.cli.common import load, resolve_model_name, show_progress
     from conba.data import load_records
-    from conba.experiments.data import group_subset
-    from conba.experiments.suite import load_run_noise, optional_kwargs
+    from conba_research.data import group_subset
+    from conba_research.suite import load_run_noise, optional_kwargs
 
     lv = _floats(levels)
     if lv is not None and (not lv or any(not 0 < x <= 1 for x in lv)):
@@ -306,7 +311,7 @@ def noise_cmd(data: Path, model: str | None, out: Path, quick: bool, levels: str
 def all_cmd(skip: str | None, **opts) -> None:
     """The whole suite: ablation, temperature, classifiers, figures, noise (OUT/<part>/) + OUT/README.md."""
     from conba.cli.common import show_progress
-    from conba.experiments.suite import PARTS, run_all
+    from conba_research.suite import PARTS, run_all
 
     skipped = _names(skip) or []
     bad = [p for p in skipped if p not in PARTS]
@@ -323,7 +328,7 @@ def all_cmd(skip: str | None, **opts) -> None:
 
 @experiment.command("fair")
 @common_options
-@click.option("--rows", default=None, help="Comma-separated rows (default: all; see conba.experiments.fair.ROWS).")
+@click.option("--rows", default=None, help="Comma-separated rows (default: all; see conba_research.fair.ROWS).")
 @click.option("--budgets", default="seconds,steps", show_default=True,
               help="Equal-budget modes to run: steps (same optimiser steps), seconds (same training time).")
 @click.option("--steps", "fair_steps", type=int, default=300, show_default=True, help="The equal step budget.")
@@ -348,9 +353,9 @@ def fair_cmd(rows: str | None, budgets: str, fair_steps: int, fair_seconds: floa
              report_only: bool, **opts) -> None:
     """Every head on one frozen backbone at equal steps and equal seconds, ≥ 3 seeds, curated + real code."""
     from conba.cli.common import show_progress
-    from conba.experiments.data import prepare
-    from conba.experiments.fair import BUDGETS, FairRunner, load_repo_set, run_fair, select_rows
     from conba.syntax.view import check_view
+    from conba_research.data import prepare
+    from conba_research.fair import BUDGETS, FairRunner, load_repo_set, run_fair, select_rows
 
     names = _names(rows)
     select_rows(names)

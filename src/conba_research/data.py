@@ -17,8 +17,8 @@ from pathlib import Path
 
 from conba.data import CodeRecord, cap_records, load_many, load_records, subset_groups
 from conba.data.records import DataError
-from conba.experiments.config import ExperimentConfig
 from conba.utils.io import write_text_atomic
+from conba_research.config import ExperimentConfig
 
 
 @dataclass

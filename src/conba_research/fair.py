@@ -25,12 +25,12 @@ from typing import Any
 import numpy as np
 
 from conba.errors import ConfigError
-from conba.experiments.data import write_subset
-from conba.experiments.metrics import aggregate, mean_std, score_embeddings
-from conba.experiments.report import fmt, md_table, write_outputs
-from conba.experiments.runner import ExperimentTrainer, Runner, Variant, select_named
 from conba.utils.cache import cache_key
 from conba.utils.io import read_json, write_json_atomic
+from conba_research.data import write_subset
+from conba_research.metrics import aggregate, mean_std, score_embeddings
+from conba_research.report import fmt, md_table, write_outputs
+from conba_research.runner import ExperimentTrainer, Runner, Variant, select_named
 
 ROWS: tuple[Variant, ...] = (
     Variant("linear", "linear head (identity start)", head="linear"),

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from conba.experiments.report import pyplot, save_figure, settings_block, write_outputs
-from conba.experiments.runner import REFERENCE, Runner
+from conba_research.report import pyplot, save_figure, settings_block, write_outputs
+from conba_research.runner import REFERENCE, Runner
 
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">", "p", "8", "d", "H"]
 
@@ -110,7 +110,7 @@ def plot_curves(histories: dict[str, dict], path) -> str:
 
 def run_figures(runner: Runner, out_dir, command: str | None = None, variants=None) -> dict:
     """Write tsne.png, control_weight.png, curves.png and figures.{json,md}."""
-    from conba.experiments.ablation import VARIANTS
+    from conba_research.ablation import VARIANTS
 
     cfg, t_start = runner.cfg, time.time()
     seed = cfg.seeds[0]

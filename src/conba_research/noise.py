@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
+from conba.augment import KEEPS_PARSING, PERTURBATIONS, UNITS, parses_cleanly, perturb
 from conba.data import CodeRecord
 from conba.data.records import DataError
 from conba.errors import ConfigError
 from conba.eval.metrics import cross_language_retrieval
 from conba.eval.pairs import balanced_pairs, calibrate_threshold, classification_metrics
-from conba.experiments.perturb import KEEPS_PARSING, PERTURBATIONS, UNITS, parses_cleanly, perturb
 from conba.utils.cache import ChunkedArrays, sequence_key
 
 DEFAULT_LEVELS = (0.05, 0.10, 0.15, 0.20)
@@ -186,11 +186,11 @@ def run_noise(model: Any, records: list[CodeRecord], out_dir: str | Path, *,
         "keeps_parsing": {k: KEEPS_PARSING[k] for k in perturbations},
         "results": results, "seconds": round(seconds, 1), "command": command,
     }
-    from conba.experiments.report import machine
+    from conba_research.report import machine
 
     result["machine"] = machine()
     figure = _plot(result, out_dir)
-    from conba.experiments.report import write_outputs
+    from conba_research.report import write_outputs
 
     write_outputs(out_dir, "noise", result, _markdown(result, figure))
     return result
@@ -201,7 +201,7 @@ _STYLE = {"synonym": ("tab:blue", "o"), "insertion": ("tab:orange", "s"), "swap"
 
 
 def _plot(result: dict, out_dir: Path) -> str:
-    from conba.experiments.report import pyplot, save_figure
+    from conba_research.report import pyplot, save_figure
 
     plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
@@ -227,7 +227,7 @@ def _plot(result: dict, out_dir: Path) -> str:
 
 
 def _markdown(result: dict, figure: str) -> str:
-    from conba.experiments.report import fmt, md_table
+    from conba_research.report import fmt, md_table
 
     levels = result["levels"]
     head = ["perturbation"] + [f"p = {100 * x:g}%" for x in levels]

@@ -18,10 +18,6 @@ from pathlib import Path
 import numpy as np
 
 from conba.errors import ConfigError
-from conba.experiments.config import ExperimentConfig
-from conba.experiments.data import Prepared
-from conba.experiments.metrics import score_embeddings
-from conba.experiments.states import StatesProvider, embed_records, head_reads_pooled_mean
 from conba.heads import HeadConfig
 from conba.model import ConbaModel
 from conba.settings import apply_threads, resolve_device
@@ -29,6 +25,10 @@ from conba.train.config import TrainConfig
 from conba.train.trainer import Trainer
 from conba.utils.cache import cache_key
 from conba.utils.io import read_json, write_json_atomic
+from conba_research.config import ExperimentConfig
+from conba_research.data import Prepared
+from conba_research.metrics import score_embeddings
+from conba_research.states import StatesProvider, embed_records, head_reads_pooled_mean
 
 
 @dataclass(frozen=True)

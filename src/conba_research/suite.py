@@ -12,20 +12,20 @@ import time
 from pathlib import Path
 
 from conba.errors import ConfigError
-from conba.experiments.config import ExperimentConfig
-from conba.experiments.data import group_subset, prepare
-from conba.experiments.report import fmt, fmt_ms, machine, md_table
-from conba.experiments.runner import REFERENCE, Runner
 from conba.utils.io import write_json_atomic, write_text_atomic
+from conba_research.config import ExperimentConfig
+from conba_research.data import group_subset, prepare
+from conba_research.report import fmt, fmt_ms, machine, md_table
+from conba_research.runner import REFERENCE, Runner
 
 PARTS = ("ablation", "temperature", "classifiers", "figures", "noise")
-NOISE_MODULE = "conba.experiments.noise"
+NOISE_MODULE = "conba_research.noise"
 
 
 def load_run_noise():
     """``run_noise`` from the noise experiment module, or None when that module does not exist."""
     try:
-        from conba.experiments.noise import run_noise
+        from conba_research.noise import run_noise
     except ModuleNotFoundError as exc:
         if exc.name == NOISE_MODULE:
             return None
@@ -56,10 +56,10 @@ def run_noise_part(runner: Runner, model, out_dir, log=print, command: str | Non
 
 def run_all(cfg: ExperimentConfig, out: str | Path, *, parts=PARTS, progress: bool = True, log=print,
             command: str | None = None) -> dict:
-    from conba.experiments.ablation import run_ablation
-    from conba.experiments.classifiers import run_classifiers
-    from conba.experiments.figures import run_figures
-    from conba.experiments.temperature import run_temperature
+    from conba_research.ablation import run_ablation
+    from conba_research.classifiers import run_classifiers
+    from conba_research.figures import run_figures
+    from conba_research.temperature import run_temperature
 
     cfg.validate()
     unknown = [p for p in parts if p not in PARTS]

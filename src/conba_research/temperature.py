@@ -13,9 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from conba.errors import ConfigError
-from conba.experiments.metrics import aggregate, pair_split, score_embeddings
-from conba.experiments.report import fmt_ms, md_table, pyplot, save_figure, settings_block, write_outputs
-from conba.experiments.runner import REFERENCE, Runner
+from conba_research.metrics import aggregate, pair_split, score_embeddings
+from conba_research.report import fmt_ms, md_table, pyplot, save_figure, settings_block, write_outputs
+from conba_research.runner import REFERENCE, Runner
 
 
 def run_temperature(runner: Runner, out_dir, temperatures: Sequence[float] | None = None,

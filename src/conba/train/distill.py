@@ -15,7 +15,8 @@ ranks on), both on L2-normalised vectors S (b, d) of the student and T (b, d) of
 After every epoch the student is scored on the dev files (mean cross-language MAP@R over them, the
 same subset each time); the best epoch is kept in ``OUT/distill/best`` and, at the end, saved as
 ``OUT`` itself (a conba model folder, a delta over the embedded backbone when the teacher is one),
-as ``conba train`` does; the run's files (teacher vectors, checkpoint, distill.json) are in ``OUT/distill``. A checkpoint every ``checkpoint_every`` steps (and at
+as ``conba train`` does; the run's files (teacher vectors, checkpoint, distill.json) are in
+``OUT/distill``. A checkpoint every ``checkpoint_every`` steps (and at
 the end of each epoch) lets a killed run resume where it stopped; ``--restart`` discards it.
 """
 

@@ -22,13 +22,13 @@ import hashlib
 import random
 from dataclasses import dataclass
 
+from conba.augment.delete import delete
+from conba.augment.insert import insert
+from conba.augment.rename import rename
+from conba.augment.specs import SPECS, spec_for
+from conba.augment.swap import swap
+from conba.augment.syntax import count_errors, error_count, parse, parses_cleanly
 from conba.errors import ConfigError
-from conba.experiments.perturb.delete import delete
-from conba.experiments.perturb.insert import insert
-from conba.experiments.perturb.rename import rename
-from conba.experiments.perturb.specs import SPECS, spec_for
-from conba.experiments.perturb.swap import swap
-from conba.experiments.perturb.syntax import count_errors, error_count, parse, parses_cleanly
 
 PERTURBATIONS: tuple[str, ...] = ("synonym", "insertion", "swap", "deletion")
 KEEPS_PARSING: dict[str, bool] = {"synonym": True, "insertion": True, "swap": True, "deletion": False}

@@ -13,8 +13,8 @@ import random
 import re
 from typing import Any
 
-from conba.experiments.perturb.specs import ATOMIC
-from conba.experiments.perturb.syntax import leaves, stochastic_round
+from conba.augment.specs import ATOMIC
+from conba.augment.syntax import leaves, stochastic_round
 
 _TOKEN = re.compile(rb"\w+|[^\w\s]")
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from conba.experiments.perturb.names import fresh_name
-from conba.experiments.perturb.specs import LangSpec
-from conba.experiments.perturb.syntax import apply_edits, line_prefix, statements, stochastic_round, words
+from conba.augment.names import fresh_name
+from conba.augment.specs import LangSpec
+from conba.augment.syntax import apply_edits, line_prefix, statements, stochastic_round, words
 
 _PREFER = ("unused", "dummy", "spare", "scratch", "pad", "junk", "temp2", "extra")
 

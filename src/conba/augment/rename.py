@@ -16,9 +16,9 @@ import builtins
 import random
 from typing import Any
 
-from conba.experiments.perturb.names import fresh_name
-from conba.experiments.perturb.specs import ANY, ATOMIC, NON_NAME_FIELDS, LangSpec
-from conba.experiments.perturb.syntax import apply_edits, field_of, stochastic_round, text, words
+from conba.augment.names import fresh_name
+from conba.augment.specs import ANY, ATOMIC, NON_NAME_FIELDS, LangSpec
+from conba.augment.syntax import apply_edits, field_of, stochastic_round, text, words
 
 _PY_BUILTINS = frozenset(dir(builtins))
 

@@ -20,10 +20,10 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from conba.experiments.perturb.insert import all_statements
-from conba.experiments.perturb.rename import NameTable, declared_leaves, is_name
-from conba.experiments.perturb.specs import ANY, LangSpec
-from conba.experiments.perturb.syntax import apply_edits, stochastic_round, text, walk
+from conba.augment.insert import all_statements
+from conba.augment.rename import NameTable, declared_leaves, is_name
+from conba.augment.specs import ANY, LangSpec
+from conba.augment.syntax import apply_edits, stochastic_round, text, walk
 
 CALLS = frozenset({"call", "call_expression", "method_invocation", "invocation_expression", "function_call_expression",
                    "member_call_expression", "scoped_call_expression", "object_creation_expression", "new_expression",
