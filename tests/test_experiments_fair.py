@@ -146,7 +146,7 @@ def test_prefix_rows_run_only_with_prefix_seeds(data_dir, tmp_path, tiny_backbon
     (["--budgets", "epochs"], "choose from seconds, steps"),
     (["--steps", "0"], "must be > 0"),
     (["--repo-index", "IDX"], "--repo-index and --repo-groups together"),
-    (["--view", "pretty"], "unknown view"),
+    (["--view", "pretty"], "'pretty' is not one of"),  # a choice since --view means one thing everywhere
 ])
 def test_bad_input_is_a_one_line_error(data_dir, tmp_path, tiny_backbone, extra, msg):
     extra = [str(tmp_path) if e == "IDX" else e for e in extra]

@@ -6,10 +6,10 @@ import re
 
 import pytest
 
+import conba.augment as P
 from conba.augment import parses_cleanly, perturb
 from conba.augment.syntax import leaves, parse
 from conba.testing import TASKS
-from conba_research import perturb as P
 
 PY = """import sys
 from math import gcd
