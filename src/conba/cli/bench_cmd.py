@@ -5,7 +5,14 @@ from __future__ import annotations
 import click
 
 from conba.cli.common import friendly_errors, resolve_model_name
-from conba.cli.options import batch_size_option, json_out_option, limit_option, model_option, seed_option
+from conba.cli.options import (
+    batch_size_option,
+    json_flag_option,
+    json_out_option,
+    limit_option,
+    model_option,
+    seed_option,
+)
 
 
 def _variants(text: str) -> list[str]:
@@ -57,7 +64,7 @@ def bench() -> None:
 @click.option("--cache-dir", default="", help="Cache of MAP@R embeddings (default $CONBA_CACHE/bench).")
 @seed_option
 @json_out_option(help="Also write the full report to this JSON file.")
-@click.option("--json", "as_json", is_flag=True, help="Print the full report as one JSON object instead of the table.")
+@json_flag_option("Print the full report as one JSON object instead of the table.")
 @friendly_errors
 def speed(data: str, limit: int, repeats: int, batch_size: int, max_batch_tokens: int, model: str | None, sdtp: str,
           student: str, variants: str, map_variants: str, map_data: str, map_limit: int, cache_dir: str, seed: int,

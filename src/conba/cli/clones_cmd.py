@@ -14,6 +14,7 @@ from conba.cli.options import (
     output_file_option,
     resolve_index_dir,
     resolve_model,
+    threshold_option,
 )
 
 
@@ -37,8 +38,8 @@ def _check_output(output: str, index_dir: str) -> None:
 @index_option
 @model_option
 @click.option("-x", "--cross-language-only", is_flag=True, help="Only pairs in different languages.")
-@click.option("-t", "--threshold", default="auto", show_default=True, metavar="T|auto",
-              help="Cosine similarity for a clone pair; auto = the model's calibrated clone threshold "
+@threshold_option(
+    "Cosine similarity for a clone pair; auto = the model's calibrated clone threshold "
                    "(`conba calibrate`), else its F1 threshold, else 0.80.")
 @click.option("--min-lines", default=1, show_default=True, help="Ignore functions shorter than this.")
 @click.option("--keep-trivial", is_flag=True,

@@ -7,7 +7,14 @@ import json
 import click
 
 from conba.cli.common import code_argument, friendly_errors, language_option_value, load, read_stdin
-from conba.cli.options import AliasOption, lexical_weight_option, model_option, view_option
+from conba.cli.options import (
+    AliasOption,
+    json_flag_option,
+    lexical_weight_option,
+    model_option,
+    threshold_option,
+    view_option,
+)
 
 
 @click.command("compare")
@@ -17,9 +24,9 @@ from conba.cli.options import AliasOption, lexical_weight_option, model_option, 
               help="A and B are code snippets, not file names.")
 @click.option("--language-a", default=None, help="Language of A (default: from its extension).")
 @click.option("--language-b", default=None, help="Language of B (default: from its extension).")
-@click.option("-t", "--threshold", default="auto", show_default=True, metavar="T|auto",
-              help="Clone threshold; auto = the model's calibrated one, or 0.80 when it has none.")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
+@threshold_option(
+    "Clone threshold; auto = the model's calibrated one, or 0.80 when it has none.")
+@json_flag_option("Print a JSON object.")
 @model_option
 @view_option
 @lexical_weight_option(help="Default: the model's (the lexical cosine uses conba's reference document frequencies).")

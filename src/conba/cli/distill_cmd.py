@@ -11,10 +11,12 @@ from conba.cli.options import (
     AliasOption,
     config_option,
     data_files_option,
+    dev_files_option,
     limit_option,
     model_option,
     output_dir_option,
     progress_option,
+    restart_option,
     seed_option,
     time_budget_option,
 )
@@ -51,8 +53,8 @@ def _layers(value: str) -> list[int]:
                    "added to the training snippets (repeatable).")
 @_opt("source_limit", help="At most this many functions from --source.")
 @limit_option("Records sampled from the --data files (0: all).", default=_DEFAULTS.limit)
-@click.option("-D", "--dev", "dev", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Dev file(s) with clone groups: the best epoch by mean MAP@R over them is kept (repeatable).")
+@dev_files_option(
+    "Dev file(s) with clone groups: the best epoch by mean MAP@R over them is kept (repeatable).")
 @_opt("dev_limit", help="Records per dev file (whole groups; 0: all).")
 @_opt("epochs", "-e", "--epochs")
 @_opt("batch_size", "--train-batch-size", metavar="N", cls=AliasOption, aliases=["-b", "--batch-size"],
@@ -62,7 +64,7 @@ def _layers(value: str) -> list[int]:
 @time_budget_option("Stop training after this many seconds (0: none); the student so far is scored and kept.",
                     default=_DEFAULTS.time_budget)
 @seed_option(default=_DEFAULTS.seed)
-@click.option("--restart", is_flag=True, help="Discard a saved checkpoint in OUT instead of resuming.")
+@restart_option()
 @progress_option
 @friendly_errors
 def distill(model: str | None, out: Path, layers: str, data: tuple[Path, ...], source: tuple[Path, ...],

@@ -11,6 +11,7 @@ from conba.cli.common import friendly_errors, load, resolve_model_name
 from conba.cli.options import (
     batch_size_option,
     device_option,
+    json_flag_option,
     json_out_option,
     limit_option,
     model_option,
@@ -25,7 +26,7 @@ from conba.cli.options import (
 @model_option
 @view_option
 @json_out_option
-@click.option("--json", "as_json", is_flag=True, help="Print every number as one JSON object instead of tables.")
+@json_flag_option("Print every number as one JSON object instead of tables.")
 @click.option("--calibrate", type=click.Path(dir_okay=False, path_type=Path),
               help="Dev file whose balanced pairs set the clone threshold (default: the model's own).")
 @click.option("--no-tfidf", is_flag=True, help="Skip the TF-IDF baseline.")

@@ -12,6 +12,7 @@ from conba.cli.options import (
     batch_size_option,
     engine_option,
     index_option,
+    json_flag_option,
     lexical_weight_option,
     model_option,
     parse_size,
@@ -41,7 +42,7 @@ __all__ = ["index", "index_option", "parse_size", "resolve_index_dir", "resolve_
 @click.option("--wait", is_flag=True,
               help="If another `conba index` is writing the same index, wait for it instead of failing.")
 @click.option("-v", "--verbose", is_flag=True, help="List every skipped file with its reason.")
-@click.option("--json", "as_json", is_flag=True, help="Print the run's report as JSON.")
+@json_flag_option("Print the run's report as JSON.")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None, metavar="[ADDRESS]",
               help="Encode on a Ray cluster (put it after PATHS): ADDRESS, or alone for $RAY_ADDRESS, a running "
                    "local cluster or a new local one. Needs: pip install 'conba[ray]'.")

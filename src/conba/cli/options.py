@@ -261,3 +261,23 @@ def lexical_weight_option(f: Callable | None = None, *, help: str = "") -> Calla
         )(g)
 
     return deco(f) if f is not None else deco
+
+
+def json_flag_option(help: str = "Print JSON.") -> Callable:
+    """``--json``: always a switch (print JSON on stdout); a JSON *file* is ``-j/--json-out FILE``."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def restart_option(help: str = "Discard a saved checkpoint in OUT instead of resuming.") -> Callable:
+    return click.option("--restart", is_flag=True, help=help)
+
+
+def dev_files_option(help: str, *, name: str = "dev") -> Callable:
+    """``-D/--dev FILE``: dev file(s) (repeatable)."""
+    return click.option("-D", "--dev", name, multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+                        metavar="FILE", help=help)
+
+
+def threshold_option(help: str) -> Callable:
+    """``-t/--threshold T|auto``: a clone threshold (a cosine) or ``auto``, the model's."""
+    return click.option("-t", "--threshold", default="auto", show_default=True, metavar="T|auto", help=help)

@@ -8,7 +8,14 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors
-from conba.cli.options import AliasOption, device_option, output_dir_option, progress_option, seed_option
+from conba.cli.options import (
+    AliasOption,
+    device_option,
+    output_dir_option,
+    progress_option,
+    restart_option,
+    seed_option,
+)
 
 
 @click.command("pretrain")
@@ -36,7 +43,7 @@ from conba.cli.options import AliasOption, device_option, output_dir_option, pro
 @device_option(help="Where to train")
 @click.option("--amp/--no-amp", default=True, show_default=True, help="bf16 autocast on CUDA.")
 @click.option("--checkpoint-every", default=200, show_default=True, help="Steps between checkpoints; 0 = none.")
-@click.option("--restart", is_flag=True, help="Discard a checkpoint or finished run in OUT and start again.")
+@restart_option("Discard a checkpoint or finished run in OUT and start again.")
 @progress_option(help="Progress bar")
 @friendly_errors
 def pretrain(data: tuple[Path, ...], out: Path, restart: bool, progress: bool | None, **opts) -> None:

@@ -14,6 +14,7 @@ from conba.cli.options import (
     model_option,
     output_dir_option,
     progress_option,
+    restart_option,
     seed_option,
 )
 from conba.prune.train_config import DEFAULT_TRAIN, SALIENCY_MODES, PruneTrainConfig
@@ -62,7 +63,7 @@ def prune() -> None:
 @_opt("saliency_from", metavar="DIR", show_default=False,
               help="Reuse the saliency pass of another OUT folder (same model/data/limit/seed, superset of layers).")
 @seed_option(default=_DEFAULTS.seed)
-@click.option("--restart", is_flag=True, help="Discard saved saliency / scorer progress in OUT instead of resuming.")
+@restart_option("Discard saved saliency / scorer progress in OUT instead of resuming.")
 @progress_option
 @friendly_errors
 def train(model: str | None, out: Path, keep_ratio: float, layers: str, data: tuple[Path, ...], limit: int,

@@ -11,9 +11,11 @@ from conba.cli.options import (
     CACHE_ENV,
     batch_size_option,
     config_option,
+    dev_files_option,
     device_option,
     output_dir_option,
     progress_option,
+    restart_option,
     seed_option,
     time_budget_option,
     view_option,
@@ -31,7 +33,7 @@ def _opt(name: str, *decls: str, **kwargs):
 
 @click.command("train")
 @click.argument("train_files", nargs=-1, required=True, type=_PATH)
-@click.option("-D", "--dev", multiple=True, type=_PATH, help="Dev file(s) for early stopping (repeatable).")
+@dev_files_option("Dev file(s) for early stopping (repeatable).")
 @output_dir_option("Output model folder (training artefacts go to OUT/training/).")
 @_opt("backbone", help="HF encoder name or local folder; 'default' = embedded all-MiniLM-L6-v2.")
 @_opt("max_length", help="Truncation length in tokens.")
@@ -76,7 +78,7 @@ def _opt(name: str, *decls: str, **kwargs):
 @_opt("amp", "--amp/--no-amp", help="bf16 autocast of the backbone on CUDA.")
 @time_budget_option(default=_DEFAULTS.time_budget)
 @_opt("warmup_steps", help="Linear warm-up of the backbone lr.")
-@click.option("--restart", is_flag=True, help="Discard an existing checkpoint in OUT instead of resuming.")
+@restart_option("Discard an existing checkpoint in OUT instead of resuming.")
 @progress_option
 @view_option
 @friendly_errors
