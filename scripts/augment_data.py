@@ -4,7 +4,7 @@
         [--rename 1.0] [--copies 1] [--limit-groups N] [--seed 0]
 
 Every record is written as it is, followed by ``--copies`` copies in the same group whose declared
-identifiers are consistently renamed (``conba.experiments.perturb``, kind ``synonym`` at level
+identifiers are consistently renamed (``conba.augment``, kind ``synonym`` at level
 ``--rename``: a fraction of the renameable names, each at every occurrence, checked to still parse).
 A contrastive loss then treats the copy as a positive of the original, which teaches the model that a
 function keeps its meaning under renaming. Copies that the renamer could not change are not written.
@@ -20,8 +20,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from conba.augment import perturb
 from conba.data import load_records
-from conba.experiments.perturb import perturb
 from conba.utils.io import write_text_atomic
 
 

@@ -113,8 +113,8 @@ def model_info(model) -> dict:
 
 # ---------------------------------------------------------------------- build
 def build(args: argparse.Namespace) -> dict:
-    from conba.index.extract import extract_units
-    from conba.index.languages import EXTENSIONS
+    from conba.source.extract import extract_units
+    from conba.syntax.languages import EXTENSIONS
 
     tree = args.out / "tree"
     settings = {"target": args.target, "stdlib_share": args.stdlib_share, "seed": args.seed,
@@ -241,7 +241,7 @@ def query(args: argparse.Namespace) -> dict:
     out: dict = {"machine": info, "model": idx.model_name, "engine": idx.engine, **model_info(model), "functions": n,
                  "model_load_s": round(load_s, 1)}
 
-    from conba.index.threshold import resolve_threshold
+    from conba.clones.threshold import resolve_threshold
 
     auto = resolve_threshold("auto", idx.threshold)
     out["clones"] = []

@@ -34,7 +34,7 @@ def _mean(values: list) -> float | None:
 
 def _delete(idx, folder: Path, copy: Path, fraction: float, seed: int, keep_trivial: bool) -> int:
     """Copy ``folder`` to ``copy`` and blank the lines of a seeded ``fraction`` of its functions."""
-    from conba.index.trivial import trivial_reason
+    from conba.clones.trivial import trivial_reason
     from conba.mapping import select_units
 
     units = [u for u in select_units(idx.units(), [folder]) if keep_trivial or trivial_reason(u) is None]

@@ -95,7 +95,7 @@ def evaluate(model: str, threshold: str, example: Path = EXAMPLE, neighbors: int
         everything = idx.clones(-1.0, cross_language_only=True, neighbors=neighbors, grouping="components",
                                 keep_trivial=True)
         ranked = ranking([(p.score, key(p)) for c in everything for p in c.pairs], planted)
-        from conba.index.threshold import resolve_threshold
+        from conba.clones.threshold import resolve_threshold
 
         t = resolve_threshold(threshold, idx.threshold)
         fingerprint = idx.stats()["fingerprint"]

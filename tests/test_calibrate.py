@@ -137,7 +137,7 @@ def test_index_threshold_prefers_the_clone_threshold_and_falls_back(tmp_path, ti
 def test_model_clone_threshold_order_and_bad_config(model_copy):
     from types import SimpleNamespace
 
-    from conba.index.threshold import model_clone_threshold
+    from conba.clones.threshold import model_clone_threshold
     from conba.model import ModelError, load_model
 
     assert model_clone_threshold(SimpleNamespace(clone_threshold={"value": 0.9}, threshold=0.7)) == 0.9

@@ -44,7 +44,7 @@ def test_walk_finds_every_subcommand():
 def test_each_short_flag_has_one_long_name():
     uses: dict[str, dict[str | None, list[str]]] = defaultdict(lambda: defaultdict(list))
     for path, option in _options():
-        for short in (o for o in option.opts + option.secondary_opts if len(o) == 2 and o[0] == "-"):
+        for short in (o for o in _visible_opts(option) if len(o) == 2 and o[0] == "-"):
             uses[short][_long_name(option)].append(path)
     clashes = {short: dict(names) for short, names in uses.items() if len(names) > 1}
     assert not clashes, f"short flags with more than one meaning: {clashes}"
@@ -97,9 +97,137 @@ def test_index_reads_conba_index_from_the_environment(tmp_path, monkeypatch):
 def test_old_long_name_still_works_but_is_hidden():
     from conba.cli.merge_cmd import merge_cmd
 
-    ctx = merge_cmd.make_context("merge", ["m", "-a", "0.5", "--output", "o"])
+    ctx = merge_cmd.make_context("merge", ["m", "-a", "0.5", "--out", "o"])
     assert str(ctx.params["out"]) == "o"
     help_text = CliRunner().invoke(cli, ["merge", "--help"]).output
-    assert "-o, --out DIR" in help_text and "--output" not in help_text
+    assert "-o, --output DIR" in help_text and "--out " not in help_text
     missing = CliRunner().invoke(cli, ["merge", "m", "-a", "0.5"])
-    assert missing.exit_code == 2 and "'-o' / '--out'" in missing.output
+    assert missing.exit_code == 2 and "'-o' / '--output'" in missing.output
+
+
+def _meaning(option: click.Option) -> tuple:
+    """What a flag is, beyond its name: a switch, or its value's type (a file, a folder, a number...)
+    and metavar."""
+    if option.is_flag or option.count:
+        return ("flag",)
+    t = option.type
+    kind = type(t).__name__
+    if isinstance(t, click.Path):
+        kind += "(file)" if not t.dir_okay else "(dir)" if not t.file_okay else ""
+    return kind, option.metavar
+
+
+def _visible_opts(option: click.Option) -> list[str]:
+    aliases = option.aliases if isinstance(option, AliasOption) else ()
+    return [o for o in option.opts + option.secondary_opts if o not in aliases]
+
+
+def test_each_short_flag_has_one_meaning():
+    """Same short flag, same kind of value and metavar, in every command (hidden old spellings aside)."""
+    uses: dict[str, dict[tuple, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for path, option in _options():
+        for short in (o for o in _visible_opts(option) if len(o) == 2 and o[0] == "-"):
+            uses[short][_meaning(option)].append(path)
+    clashes = {short: dict(kinds) for short, kinds in uses.items() if len(kinds) > 1 and short != "-o"}
+    assert not clashes, f"short flags with more than one meaning: {clashes}"
+    assert {"-b", "-n", "-d", "-l", "-c", "-i", "-m"} <= set(uses)
+
+
+def test_long_flags_take_one_kind_of_value():
+    """A long flag is a switch everywhere or takes a value everywhere, of one type (choices may differ)."""
+    kinds: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for path, option in _options():
+        long = _long_name(option)
+        if long and long != "--output":
+            kinds[long][_meaning(option)[0]].append(path)
+    clashes = {name: dict(k) for name, k in kinds.items() if len(k) > 1}
+    assert not clashes, f"long flags with more than one kind of value: {clashes}"
+
+
+def test_output_is_where_the_result_goes_a_file_or_a_folder_said_in_the_metavar():
+    files, folders = set(), set()
+    for path, option in _options():
+        if "-o" in _visible_opts(option) or "--output" in _visible_opts(option):
+            assert option.opts[:2] == ["-o", "--output"], path
+            assert isinstance(option.type, click.Path), path
+            assert option.metavar in ("FILE", "DIR"), path
+            if option.metavar == "FILE":
+                files.add(path)
+            else:
+                assert not option.type.file_okay, path
+                folders.add(path)
+    assert {"conba clones", "conba encode"} <= files
+    assert {"conba train", "conba distill", "conba merge", "conba prune train"} <= folders
+
+
+@pytest.mark.parametrize("flag,metavar", [("--time-budget", "SECONDS"), ("-b", "N"), ("-n", "N"), ("-d", "FILE"),
+                                          ("--seed", "N")])
+def test_shared_options_have_one_unit(flag, metavar):
+    found = [(path, o) for path, o in _options() if flag in _visible_opts(o)]
+    assert len(found) >= 2, flag
+    for path, option in found:
+        assert option.metavar == metavar, f"{path} {flag}: {option.metavar}"
+
+
+def test_batch_size_is_an_encoder_batch_and_training_batches_have_their_own_name():
+    for path, option in _options():
+        if "-b" in _visible_opts(option):
+            assert "train" not in (option.help or "").lower().replace("not training", ""), path
+    for cmd in (["distill"], ["pretrain"]):
+        help_text = CliRunner().invoke(cli, [*cmd, "--help"]).output
+        assert "--train-batch-size N" in help_text and "-b," not in help_text, cmd
+
+
+def test_old_spellings_still_work():
+    from conba.cli.clones_cmd import clones
+    from conba.cli.compare_cmd import compare
+    from conba.cli.distill_cmd import distill
+    from conba.cli.search_cmd import search
+
+    assert clones.make_context("clones", ["--output", "x.html"]).params["output"] == "x.html"
+    assert clones.make_context("clones", ["-o", "x.html"]).params["output"] == "x.html"
+    assert compare.make_context("compare", ["-c", "a", "b"]).params["code"] is True
+    assert compare.make_context("compare", ["--snippets", "a", "b"]).params["code"] is True
+    assert search.make_context("search", ["-l", "go"]).params["language"] == "go"
+    assert search.make_context("search", ["--result-language", "go"]).params["language"] == "go"
+    assert distill.make_context("distill", ["-o", "x", "-b", "8"]).params["batch_size"] == 8
+    assert distill.make_context("distill", ["--out", "x", "--time-budget", "90"]).params["time_budget"] == 90
+
+
+def test_training_options_come_from_the_config_dataclasses():
+    from conba.cli.distill_cmd import distill
+    from conba.cli.prune_cmd import train as prune_train
+    from conba.cli.train_cmd import train
+    from conba.prune.train_config import PruneTrainConfig
+    from conba.train.config import HEADS, TrainConfig
+    from conba.train.distill_config import DistillConfig
+
+    for command, config in ((train, TrainConfig()), (distill, DistillConfig()), (prune_train, PruneTrainConfig())):
+        checked = 0
+        skip = {"layers", "data", "dev", "out", "cache_dir", "view", "device", "model"}  # shared, or converted
+        for param in command.params:
+            if isinstance(param, click.Option) and hasattr(config, param.name) and param.name not in skip:
+                default = getattr(config, param.name)
+                if isinstance(default, list):
+                    continue
+                assert param.default == default, f"{command.name} --{param.name}: {param.default} != {default}"
+                checked += 1
+        assert checked >= 5, command.name
+    from conba.heads.config import HEAD_KINDS
+
+    assert tuple(HEADS) == tuple(HEAD_KINDS)
+
+
+def test_docs_cli_lists_every_short_flag_with_its_long_name():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "CLI.md").read_text(encoding="utf-8")
+    documented = dict(re.findall(r"^\| `(-\w)` \| `(--[\w-]+)", text, flags=re.M))
+    in_code = {}
+    for _, option in _options():
+        for short in (o for o in _visible_opts(option) if len(o) == 2 and o[0] == "-"):
+            in_code[short] = _long_name(option)
+    in_code.pop("-h", None)
+    documented.pop("-h", None)
+    assert documented == in_code

@@ -47,7 +47,8 @@ def test_a_bom_on_stdin_is_dropped(tiny_model):
 
 
 def test_unknown_languages_are_errors_as_on_the_server(built, tiny_model):
-    _fails(["search", "--code", GCD, "-l", "klingon", "--index", built], "--language: unknown language 'klingon'")
+    _fails(["search", "--code", GCD, "-l", "klingon", "--index", built],
+           "--result-language: unknown language 'klingon'")
     _fails(["search", "--code", GCD, "--query-language", "elvish", "--index", built], "unknown language 'elvish'")
     _fails(["compare", "--code", GCD, GCD, "--language-a", "nope", "-m", tiny_model],
            "--language-a: unknown language 'nope'")
@@ -107,3 +108,16 @@ def test_a_cut_part_too_short_for_the_window_is_cut_later(tiny_model):
     ids = chunks._first_window_ids(m.backbone.tokenizer, [text], width)[0]
     full = m.backbone.tokenizer(text, add_special_tokens=False)["input_ids"]
     assert len(ids) >= width and ids[:width] == full[:width]
+
+
+def test_output_is_where_the_result_goes(built, tiny_model, tmp_path):
+    """-o/--output FILE: encode writes its vectors there, clones its report (the old --output works too)."""
+    vectors = tmp_path / "v.jsonl"
+    res = CliRunner().invoke(cli, ["encode", "-", "-m", tiny_model, "-l", "python", "-o", str(vectors)],
+                             input=GCD.encode())
+    assert res.exit_code == 0 and res.output == "", res.output
+    assert len(vectors.read_text().splitlines()) == 1
+    for flag in ("-o", "--output"):
+        report = tmp_path / f"report{flag}.html"
+        res = CliRunner().invoke(cli, ["clones", "-i", built, "-t", "0.5", "-f", "html", flag, str(report)])
+        assert res.exit_code == 0 and report.read_text().startswith("<!DOCTYPE html>"), res.output

@@ -1,4 +1,4 @@
-"""Clone classes without chaining: Louvain communities + cohesion (conba.index.grouping), end to end
+"""Clone classes without chaining: Louvain communities + cohesion (conba.clones.grouping), end to end
 through find_clones on hand-made vectors (no model), and the class-size statistics."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import random
 import numpy as np
 import pytest
 
+from conba.clones.classes import clone_classes, components
+from conba.clones.find import find_clones
+from conba.clones.grouping import Cohesion, cohesive_groups
 from conba.index import vectors as vec
-from conba.index.clone_report import find_clones
-from conba.index.clones import clone_classes, components
-from conba.index.grouping import Cohesion, cohesive_groups
-from conba.index.records import Unit
+from conba.source.records import Unit
 
 
 def unit_vectors(*rows: list[float]) -> np.ndarray:

@@ -8,7 +8,6 @@ import torch
 from conba.encoder.backbone import BackboneConfig
 from conba.encoder.sdtp import PruneConfig, PruneModule, load_pruner, save_pruner
 from conba.errors import ConfigError, FormatError
-from conba.experiments.config import ExperimentConfig
 from conba.heads import HeadConfig, build_head, load_head, save_head
 from conba.model import CONFIG_NAME, ConbaModel, ModelError, load_model
 from conba.model.config import ModelConfig
@@ -16,6 +15,7 @@ from conba.pretrain.config import PretrainConfig
 from conba.prune.train_config import PruneTrainConfig
 from conba.train.config import TrainConfig
 from conba.utils.config_keys import JsonConfig
+from conba_research.config import ExperimentConfig
 
 CONFIGS = [BackboneConfig, HeadConfig, PruneConfig, TrainConfig, ExperimentConfig, PretrainConfig, PruneTrainConfig,
            ModelConfig]

@@ -136,15 +136,15 @@ def test_cli_trains_keeps_the_best_and_resumes(teacher, tiny_data, tmp_path):
     out = tmp_path / "run"
     res = _run(teacher, tiny_data, out, "-e", "1")
     assert res.exit_code == 0, res.output
-    student = load_model(out / "best")
+    student = load_model(out)
     assert student.backbone.num_layers == 2 and student.info["teacher_layers"] == [0, 2]
-    report = json.loads((out / "distill.json").read_text())
+    report = json.loads((out / "distill" / "distill.json").read_text())
     assert [h["epoch"] for h in report["history"]] == [0, 1]
     assert report["history"][1]["train_loss"] > 0
     res = _run(teacher, tiny_data, out, "-e", "2")  # one more epoch: resumes, does not start over
     assert res.exit_code == 0, res.output
     assert "resuming at epoch 2" in res.output
-    assert [h["epoch"] for h in json.loads((out / "distill.json").read_text())["history"]] == [0, 1, 2]
+    assert [h["epoch"] for h in json.loads((out / "distill" / "distill.json").read_text())["history"]] == [0, 1, 2]
     res = _run(teacher, tiny_data, out, "-e", "2", "--lr", "0.5")  # other settings: refused, not mixed
     assert res.exit_code != 0 and "different settings; use --restart" in res.output
     assert _run(teacher, tiny_data, out, "-e", "1", "--lr", "0.5", "--restart").exit_code == 0

@@ -83,7 +83,7 @@ def test_encode_applies_the_index_checks(tmp_path, tiny_model, monkeypatch):
     assert result.exit_code == 1 and "gone.py: no such file" in result.output
     secret = tmp_path / "secret.py"
     secret.write_text("def f():\n    return 1\n")
-    import conba.index.filters as filters
+    import conba.source.filters as filters
 
     def deny(path, *args, **kwargs):  # chmod 000 does not stop root: fail the read itself
         raise PermissionError(errno.EACCES, "Permission denied", str(path))

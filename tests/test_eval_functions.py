@@ -13,7 +13,7 @@ from conba.cli.main import cli
 from conba.data.records import DataError
 from conba.eval.repo import evaluate_repo
 from conba.eval.repo_functions import blind_name, is_function_groups, load_function_groups
-from conba.index.records import Unit
+from conba.source.records import Unit
 
 # Two projects. In "lib" the Python and JavaScript functions are ports of each other (same names,
 # same keyword in the body); "app" holds one grouped pair and an ungrouped distractor.

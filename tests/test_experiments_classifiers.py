@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 import torch
 
-from conba.experiments.classifiers import CLASSIFIERS, PairClassifier, train_pairs
-from conba.experiments.pair_models import NETS
+from conba_research.classifiers import CLASSIFIERS, PairClassifier, train_pairs
+from conba_research.pair_models import NETS
 
 
 def toy_pairs(n=120, d=16, seed=0):

@@ -5,8 +5,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from conba.cli.experiment_cmd import build_config
 from conba.cli.main import cli
+from conba_research.cli import build_config
 
 
 def run(*args):
@@ -65,7 +65,7 @@ def test_bad_input_is_a_one_line_error(data_dir, tmp_path, args, msg):
 def test_noise_missing_module_error(data_dir, tmp_path, monkeypatch):
     import sys
 
-    monkeypatch.setitem(sys.modules, "conba.experiments.noise", None)
+    monkeypatch.setitem(sys.modules, "conba_research.noise", None)
     res = run("noise", "-d", str(data_dir / "tiny_dev.jsonl"), "-o", str(tmp_path / "o"))
     assert res.exit_code == 1 and "not available" in res.output
 
@@ -86,7 +86,7 @@ def test_ablation_cli_end_to_end(tiny_backbone, data_dir, tmp_path):
 def test_recorded_command_keeps_zero_values():
     import click
 
-    from conba.cli.experiment_cmd import command_line
+    from conba_research.cli import command_line
 
     @click.command("fake")
     @click.option("-l", "--limit", type=int, default=300)

@@ -12,7 +12,7 @@ import torch
 from click.testing import CliRunner
 
 from conba.cli.main import cli
-from conba.experiments.fair import ROWS, RepoSet, score_repo, select_rows
+from conba_research.fair import ROWS, RepoSet, score_repo, select_rows
 
 FILES = {
     "py/add.py": "def add(a, b):\n    total = a + b\n    return total\n",
@@ -146,7 +146,7 @@ def test_prefix_rows_run_only_with_prefix_seeds(data_dir, tmp_path, tiny_backbon
     (["--budgets", "epochs"], "choose from seconds, steps"),
     (["--steps", "0"], "must be > 0"),
     (["--repo-index", "IDX"], "--repo-index and --repo-groups together"),
-    (["--view", "pretty"], "unknown view"),
+    (["--view", "pretty"], "'pretty' is not one of"),  # a choice since --view means one thing everywhere
 ])
 def test_bad_input_is_a_one_line_error(data_dir, tmp_path, tiny_backbone, extra, msg):
     extra = [str(tmp_path) if e == "IDX" else e for e in extra]
@@ -158,7 +158,7 @@ def test_bad_input_is_a_one_line_error(data_dir, tmp_path, tiny_backbone, extra,
 
 def test_repo_groups_without_any_indexed_file_is_an_error(tmp_path, repo_index):
     from conba.errors import ConfigError
-    from conba.experiments.fair import load_repo_set
+    from conba_research.fair import load_repo_set
 
     idx, _ = repo_index
     other = tmp_path / "other.jsonl"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from conba.data import load_grouped
-from conba.experiments.noise import run_noise
+from conba_research.noise import run_noise
 
 
 class HashModel:
@@ -118,8 +118,8 @@ def test_run_noise_bad_input(records, tmp_path):
 
 
 def test_parallel_perturbation_matches_serial(tmp_path):
-    from conba.experiments.noise import perturb_all
     from conba.testing import make_tiny_dataset
+    from conba_research.noise import perturb_all
 
     recs = load_grouped(make_tiny_dataset(tmp_path / "big.jsonl", copies=7))
     assert len(recs) > 64

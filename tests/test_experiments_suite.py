@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from conba.experiments.config import ExperimentConfig
-from conba.experiments.suite import PARTS, load_run_noise, run_all
+from conba_research.config import ExperimentConfig
+from conba_research.suite import PARTS, load_run_noise, run_all
 
 pytestmark = pytest.mark.slow  # a module fixture trains / starts servers for every test here
 
@@ -91,7 +91,7 @@ def test_suite_resumes_and_reuses_runs(suite_run):
 
 
 def test_noise_missing_module_is_skipped(tiny_backbone, tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "conba.experiments.noise", None)  # import now fails as if missing
+    monkeypatch.setitem(sys.modules, "conba_research.noise", None)  # import now fails as if missing
     assert load_run_noise() is None
     cfg = tiny_config(tiny_backbone, tmp_path)
     logs: list[str] = []

@@ -7,11 +7,11 @@ import pytest
 import torch
 
 from conba.data import CodeRecord
-from conba.experiments.config import ExperimentConfig, discover
-from conba.experiments.metrics import aggregate, mean_std, pair_split, score_embeddings
-from conba.experiments.runner import REFERENCE, Variant
-from conba.experiments.states import window
 from conba.train.features import TokenStates
+from conba_research.config import ExperimentConfig, discover
+from conba_research.metrics import aggregate, mean_std, pair_split, score_embeddings
+from conba_research.runner import REFERENCE, Variant
+from conba_research.states import window
 
 
 def test_window_keeps_first_tokens():
@@ -63,8 +63,8 @@ def test_discover_skips_pair_format(tmp_path):
 
 
 def test_prepare_is_seed_independent_and_content_named(tmp_path):
-    from conba.experiments.data import prepare
     from conba.testing import make_tiny_dataset
+    from conba_research.data import prepare
 
     tr = make_tiny_dataset(tmp_path / "t_train.jsonl", copies=3)
     dv = make_tiny_dataset(tmp_path / "t_dev.jsonl")
@@ -141,7 +141,7 @@ def test_variants():
     assert REFERENCE.control_codes == "offset" and hc.code_mode == "offset"
     prefix = Variant("p", "", head="linear", control_codes="prefix").head_config(["go"])
     assert prefix.uses_prefix_codes and prefix.languages == ["go"]
-    from conba.experiments.ablation import VARIANTS
+    from conba_research.ablation import VARIANTS
 
     by_name = {v.name: v for v in VARIANTS}
     assert not by_name["no_state_path"].use_state and not by_name["no_state_path"].use_feedback
@@ -151,8 +151,8 @@ def test_variants():
 def test_pooled_states_give_the_same_embeddings_for_mean_pooling_heads():
     from types import SimpleNamespace
 
-    from conba.experiments.states import embed_states, head_reads_pooled_mean, pooled_states
     from conba.heads import HeadConfig, build_head
+    from conba_research.states import embed_states, head_reads_pooled_mean, pooled_states
 
     torch.manual_seed(0)
     lens = [3, 7, 1, 5]

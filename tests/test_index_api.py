@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 import conba
+from conba.clones.classes import components
+from conba.clones.threshold import DEFAULT_THRESHOLD, resolve_threshold
 from conba.index import (
     CorruptIndexError,
     IncompleteIndexError,
@@ -18,8 +20,6 @@ from conba.index import (
     compare,
     compare_files,
 )
-from conba.index.clones import components
-from conba.index.threshold import DEFAULT_THRESHOLD, resolve_threshold
 
 CODE = {
     "py/math.py": "def gcd(a, b):\n    while b:\n        a, b = b, a % b\n    return a\n\n"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from conba.index.extract import extract_units
-from conba.index.filters import read_source
-from conba.index.walker import discover
+from conba.source.extract import extract_units
+from conba.source.filters import read_source
+from conba.source.walker import discover
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "polyglot"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conba.index.extract import WINDOW_LINES, extract_units
-from conba.index.languages import detect_language, get_parser
+from conba.source.extract import WINDOW_LINES, extract_units
+from conba.syntax.languages import detect_language, get_parser
 
 SAMPLES = {
     "a.py": ("class Stack:\n    def push(self, x):\n        self.items.append(x)\n\n"

@@ -132,7 +132,9 @@ def test_default_index_dir_is_defined_once(tmp_path, proj, tiny_model, monkeypat
     import conba.index.index as index_module
     from conba.index import defaults
 
-    assert index_cmd.DEFAULT_INDEX_DIR is defaults.DEFAULT_INDEX_DIR is index_module.DEFAULT_INDEX_DIR
+    assert defaults.DEFAULT_INDEX_DIR is index_module.DEFAULT_INDEX_DIR  # the CLI's -i reads it (cli/options.py)
+    help_text = CliRunner().invoke(cli, ["index", "--help"], terminal_width=200).output
+    assert f"default: {defaults.DEFAULT_INDEX_DIR} in the current directory" in help_text
     monkeypatch.delenv("CONBA_INDEX", raising=False)
     monkeypatch.chdir(tmp_path)
     with Index() as idx:

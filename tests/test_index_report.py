@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from conba.index import html_report
-from conba.index.clones import clone_classes, strongest_first_order
-from conba.index.records import Unit
+from conba.clones import html_report
+from conba.clones.classes import clone_classes, strongest_first_order
+from conba.source.records import Unit
 
 
 def _unit(i: int, language: str = "python", name: str | None = None) -> Unit:

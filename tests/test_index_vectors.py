@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conba.index import vectors as vec
+from conba.utils import ann as vec
 
 faiss = pytest.importorskip("faiss")
 

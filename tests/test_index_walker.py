@@ -7,8 +7,8 @@ import os
 import pytest
 
 from conba.index.errors import SourceError
-from conba.index.filters import Skip, read_source
-from conba.index.walker import discover
+from conba.source.filters import Skip, read_source
+from conba.source.walker import discover
 
 
 def _tree(root, files: dict[str, str | bytes]) -> None:

@@ -9,11 +9,11 @@ import pytest
 
 from conba.data.records import DataError
 from conba.errors import ConfigError
-from conba.index.records import Unit
 from conba.mapping import MapConfig, assign, one_to_one
 from conba.mapping.files import map_files
 from conba.mapping.groups import evaluate, load_groups
 from conba.mapping.records import FunctionMatch, PortMap
+from conba.source.records import Unit
 
 
 def unit(uid: int, file: str, name: str, line: int = 1) -> Unit:

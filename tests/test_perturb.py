@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from conba.experiments import perturb as P
-from conba.experiments.perturb import parses_cleanly, perturb
-from conba.experiments.perturb.syntax import leaves, parse
+import conba.augment as P
+from conba.augment import parses_cleanly, perturb
+from conba.augment.syntax import leaves, parse
 from conba.testing import TASKS
 
 PY = """import sys
@@ -216,7 +216,7 @@ def test_unsupported_language_and_bad_input():
 
 
 def test_an_edit_that_breaks_the_parse_is_reverted(monkeypatch):
-    import conba.experiments.perturb as mod
+    import conba.augment as mod
 
     monkeypatch.setattr(mod, "insert", lambda root, src, spec, level, rng: ("def (:\n", 1, 4))
     res = mod.perturb("a = 1\nb = 2\n", "python", "insertion", 0.5)

@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 
-from conba.index.threshold import model_clone_threshold
+from conba.clones.threshold import model_clone_threshold
 
 # language -> list of (original, reformatted, {old identifier: new identifier})
 CASES: dict[str, list[tuple[str, str, dict[str, str]]]] = {

@@ -79,7 +79,7 @@ def test_search_matches_the_index_api(client, index_dir, tiny_model):
 
 
 def test_compare(client, tiny_model):
-    from conba.index.compare import compare
+    from conba.clones.compare import compare
 
     r = client.post("/compare", json={"a": GCD, "b": JAVA, "language_a": "python", "language_b": "java",
                                       "threshold": 0.5})

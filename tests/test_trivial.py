@@ -1,11 +1,11 @@
-"""The trivial-unit rules of conba.index.trivial: near-empty bodies, one-line accessors, tests."""
+"""The trivial-unit rules of conba.clones.trivial: near-empty bodies, one-line accessors, tests."""
 
 from __future__ import annotations
 
 import pytest
 
-from conba.index.records import Unit
-from conba.index.trivial import accessor, body_lines, near_empty, test_code, trivial_reason
+from conba.clones.trivial import accessor, body_lines, near_empty, test_code, trivial_reason
+from conba.source.records import Unit
 
 
 def fn(code: str, language: str = "python", name: str = "f", file: str = "src/a.py", kind: str = "function") -> Unit:

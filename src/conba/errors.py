@@ -22,3 +22,12 @@ class FormatError(ConbaError, ValueError):
 
 class UsageError(ConbaError, RuntimeError):
     """A request that cannot be carried out as asked (e.g. a folder in the way, mismatched settings)."""
+
+
+class CodeIndexError(ConbaError, RuntimeError):
+    """Base class of the code index's errors: something is wrong with the index or its input
+    (:mod:`conba.index.errors` has the others)."""
+
+
+class SourceError(CodeIndexError):
+    """An input path cannot be indexed (missing, binary, not UTF-8, too large, unreadable...)."""

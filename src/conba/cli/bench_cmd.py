@@ -5,7 +5,14 @@ from __future__ import annotations
 import click
 
 from conba.cli.common import friendly_errors, resolve_model_name
-from conba.cli.options import json_out_option, model_option
+from conba.cli.options import (
+    batch_size_option,
+    json_flag_option,
+    json_out_option,
+    limit_option,
+    model_option,
+    seed_option,
+)
 
 
 def _variants(text: str) -> list[str]:
@@ -34,10 +41,11 @@ def bench() -> None:
 
 @bench.command("speed")
 @click.option("-d", "--data", default="../shared/data/atcoder_dev.jsonl", show_default=True,
+              type=click.Path(dir_okay=False), metavar="FILE",
               help="Grouped JSONL file: the timed snippets are drawn from it (and MAP@R is computed on it).")
-@click.option("-n", "--limit", default=256, show_default=True, help="Timed snippets (seeded random sample).")
+@limit_option("Timed snippets (seeded random sample).", default=256)
 @click.option("--repeats", default=5, show_default=True, help="Timed repeats per variant (median reported).")
-@click.option("-b", "--batch-size", default=32, show_default=True, help="Batch size of every variant.")
+@batch_size_option(help="Snippets per encoder batch, in every variant.")
 @click.option("--max-batch-tokens", default=-1, show_default=True,
               help="Padded-token budget per batch of the conba variants (-1: encode()'s default, 4096; 0: none).")
 @model_option
@@ -54,9 +62,9 @@ def bench() -> None:
 @click.option("--map-data", default="", help="File for MAP@R (default: --data).")
 @click.option("--map-limit", default=0, show_default=True, help="MAP@R on about N records (whole groups); 0 = all.")
 @click.option("--cache-dir", default="", help="Cache of MAP@R embeddings (default $CONBA_CACHE/bench).")
-@click.option("--seed", default=0, show_default=True)
+@seed_option
 @json_out_option(help="Also write the full report to this JSON file.")
-@click.option("--json", "as_json", is_flag=True, help="Print the full report as one JSON object instead of the table.")
+@json_flag_option("Print the full report as one JSON object instead of the table.")
 @friendly_errors
 def speed(data: str, limit: int, repeats: int, batch_size: int, max_batch_tokens: int, model: str | None, sdtp: str,
           student: str, variants: str, map_variants: str, map_data: str, map_limit: int, cache_dir: str, seed: int,

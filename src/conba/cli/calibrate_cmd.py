@@ -8,7 +8,14 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors, load, resolve_model_name, show_progress
-from conba.cli.options import device_option, lexical_weight_option, model_option
+from conba.cli.options import (
+    batch_size_option,
+    device_option,
+    lexical_weight_option,
+    limit_option,
+    model_option,
+    seed_option,
+)
 
 
 @click.command("calibrate")
@@ -19,9 +26,9 @@ from conba.cli.options import device_option, lexical_weight_option, model_option
 @click.option("--write", is_flag=True, help="Store the threshold in the model folder's conba_config.json.")
 @click.option("--force", is_flag=True, help="With --write: allow changing the model shipped with conba.")
 @click.option("--plain", is_flag=True, help="One sentence for people instead of JSON.")
-@click.option("-b", "--batch-size", default=32, show_default=True, help="Encoding batch size.")
-@click.option("-n", "--limit", default=0, help="Use about N records (whole groups, seeded): all pairs grow as N².")
-@click.option("--seed", default=0, show_default=True, help="Seed for --limit.")
+@batch_size_option
+@limit_option("Use about N records (whole groups, seeded): all pairs grow as N²; 0: all.")
+@seed_option(help="Seed for --limit.")
 @device_option(help="Where to encode")
 @lexical_weight_option(help="Default: the model's. With --write it becomes the model's weight too.")
 @friendly_errors

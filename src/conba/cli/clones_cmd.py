@@ -5,16 +5,23 @@ from __future__ import annotations
 import click
 
 from conba.cli.common import check_output_file, friendly_errors
-from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
-from conba.cli.options import lexical_weight_option, model_option
+from conba.cli.options import (
+    index_option,
+    lexical_weight_option,
+    model_option,
+    output_file_option,
+    resolve_index_dir,
+    resolve_model,
+    threshold_option,
+)
 
 
 @click.command("clones")
 @index_option
 @model_option
 @click.option("-x", "--cross-language-only", is_flag=True, help="Only pairs in different languages.")
-@click.option("-t", "--threshold", default="auto", show_default=True, metavar="T|auto",
-              help="Cosine similarity for a clone pair; auto = the model's calibrated clone threshold "
+@threshold_option(
+    "Cosine similarity for a clone pair; auto = the model's calibrated clone threshold "
                    "(`conba calibrate`), else its F1 threshold, else 0.80.")
 @click.option("--min-lines", default=1, show_default=True, help="Ignore functions shorter than this.")
 @click.option("--keep-trivial", is_flag=True,
@@ -27,7 +34,7 @@ from conba.cli.options import lexical_weight_option, model_option
 @click.option("-f", "--format", "fmt", type=click.Choice(["jsonl", "csv", "html"]), default="jsonl",
               show_default=True, help="jsonl: one clone class per line, then a stats line; csv: one pair per "
                                       "row; html: report.")
-@click.option("--output", default="-", show_default=True, metavar="FILE", help="Output file ('-' for stdout).")
+@output_file_option()
 @lexical_weight_option(help="Default: the index's (its auto threshold is calibrated for the model's weight).")
 @friendly_errors
 def clones(index_dir: str | None, model: str | None, cross_language_only: bool, threshold: str,
@@ -40,12 +47,12 @@ def clones(index_dir: str | None, model: str | None, cross_language_only: bool, 
 
     \b
     Examples:
-      conba clones --cross-language-only --format html --output clones.html
+      conba clones --cross-language-only -f html -o clones.html
       conba clones --threshold 0.9 --min-lines 5 --format csv > pairs.csv
       conba clones | jq 'select(.class) | .members[].name'
     """
+    from conba.clones.report import write_report
     from conba.index import Index
-    from conba.index.report import write_report
 
     folder = resolve_index_dir(index_dir)
     check_output_file(output, folder)

@@ -98,7 +98,7 @@ def code_argument(text: str, what: str) -> str:
 def language_option_value(name: str | None, option: str) -> str | None:
     """The normalised language of ``option`` (None when not given); an unknown one is an error, as
     the server's 422, instead of silently matching nothing."""
-    from conba.index.languages import check_language
+    from conba.source.languages import check_language
 
     return check_language(name, option)
 

@@ -7,18 +7,26 @@ import json
 import click
 
 from conba.cli.common import code_argument, friendly_errors, language_option_value, load, read_stdin
-from conba.cli.options import lexical_weight_option, model_option, view_option
+from conba.cli.options import (
+    AliasOption,
+    json_flag_option,
+    lexical_weight_option,
+    model_option,
+    threshold_option,
+    view_option,
+)
 
 
 @click.command("compare")
 @click.argument("a")
 @click.argument("b")
-@click.option("-c", "--code", is_flag=True, help="A and B are code snippets, not file names.")
+@click.option("--snippets", "code", is_flag=True, cls=AliasOption, aliases=["-c", "--code"],
+              help="A and B are code snippets, not file names.")
 @click.option("--language-a", default=None, help="Language of A (default: from its extension).")
 @click.option("--language-b", default=None, help="Language of B (default: from its extension).")
-@click.option("-t", "--threshold", default="auto", show_default=True, metavar="T|auto",
-              help="Clone threshold; auto = the model's calibrated one, or 0.80 when it has none.")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
+@threshold_option(
+    "Clone threshold; auto = the model's calibrated one, or 0.80 when it has none.")
+@json_flag_option("Print a JSON object.")
 @model_option
 @view_option
 @lexical_weight_option(help="Default: the model's (the lexical cosine uses conba's reference document frequencies).")
@@ -32,11 +40,11 @@ def compare(a: str, b: str, code: bool, language_a: str | None, language_b: str 
     \b
     Examples:
       conba compare gcd.py Gcd.java
-      conba compare --code 'def f(x): return x*2' 'int f(int x) { return 2*x; }' --language-b java
+      conba compare --snippets 'def f(x): return x*2' 'int f(int x) { return 2*x; }' --language-b java
       conba compare a.go b.rs --threshold 0.9 --json
     """
-    from conba.index.compare import compare as compare_code
-    from conba.index.compare import read_code_file
+    from conba.clones.compare import compare as compare_code
+    from conba.clones.compare import read_code_file
 
     if a == "-" and b == "-":
         raise click.UsageError("only one of A and B can be - (stdin)")

@@ -7,7 +7,27 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors, resolve_model_name
-from conba.cli.options import model_option, out_option
+from conba.cli.options import (
+    AliasOption,
+    config_option,
+    data_files_option,
+    dev_files_option,
+    limit_option,
+    model_option,
+    output_dir_option,
+    progress_option,
+    restart_option,
+    seed_option,
+    time_budget_option,
+)
+from conba.train.distill_config import DistillConfig
+
+_DEFAULTS = DistillConfig()
+
+
+def _opt(name: str, *decls: str, **kwargs):
+    """An option for the DistillConfig field ``name`` (its default comes from there)."""
+    return config_option(DistillConfig, name, *decls, **kwargs)
 
 
 def _layers(value: str) -> list[int]:
@@ -22,30 +42,30 @@ def _layers(value: str) -> list[int]:
 
 @click.command("distill", context_settings={"help_option_names": ["-h", "--help"]})
 @model_option(help="Teacher: 'default' (shipped), a conba model folder or an HF encoder.")
-@out_option("Run folder: teacher vectors, checkpoint, distill.json and the student in OUT/best.")
-@click.option("-L", "--layers", default="0,2,4", show_default=True, metavar="LIST",
+@output_dir_option("Output model folder: the student (the run's teacher vectors, checkpoint and distill.json "
+                   "go to OUT/distill/).")
+@click.option("-L", "--layers", default=",".join(map(str, _DEFAULTS.layers)), show_default=True, metavar="LIST",
               help="Teacher layers the student starts from, in order (e.g. '0,2,4' or '0-2').")
-@click.option("-d", "--data", "data", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="JSONL file(s) whose code the student learns on (labels unused; repeatable). "
+@data_files_option("JSONL file(s) whose code the student learns on (labels unused; repeatable). "
                    "Default: ../shared/data/atcoder_train.jsonl and mbxp_train.jsonl when they exist.")
 @click.option("--source", "source", multiple=True, type=click.Path(exists=True, path_type=Path),
               help="Folder or file of real source code; its functions (as `conba index` cuts them) are "
                    "added to the training snippets (repeatable).")
-@click.option("--source-limit", default=4000, show_default=True, help="At most this many functions from --source.")
-@click.option("-n", "--limit", default=0, show_default=True, help="Records sampled from the --data files (0: all).")
-@click.option("-D", "--dev", "dev", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Dev file(s) with clone groups: the best epoch by mean MAP@R over them is kept (repeatable).")
-@click.option("--dev-limit", default=800, show_default=True, help="Records per dev file (whole groups; 0: all).")
-@click.option("-e", "--epochs", default=2, show_default=True)
-@click.option("-b", "--batch-size", default=32, show_default=True, help="Snippets per training batch.")
-@click.option("--lr", default=1e-4, show_default=True, help="Learning rate (AdamW, linear warm-up).")
-@click.option("--sim-weight", default=1.0, show_default=True,
-              help="Weight of the in-batch similarity (KL) term next to the cosine term.")
-@click.option("--time-budget", default=0.0, show_default=True, metavar="MIN",
-              help="Stop training after this many minutes (0: none); the student so far is scored and kept.")
-@click.option("--seed", default=0, show_default=True)
-@click.option("--restart", is_flag=True, help="Discard a saved checkpoint in OUT instead of resuming.")
-@click.option("--progress/--no-progress", default=None, help="Progress bars (default: when a terminal).")
+@_opt("source_limit", help="At most this many functions from --source.")
+@limit_option("Records sampled from the --data files (0: all).", default=_DEFAULTS.limit)
+@dev_files_option(
+    "Dev file(s) with clone groups: the best epoch by mean MAP@R over them is kept (repeatable).")
+@_opt("dev_limit", help="Records per dev file (whole groups; 0: all).")
+@_opt("epochs", "-e", "--epochs")
+@_opt("batch_size", "--train-batch-size", metavar="N", cls=AliasOption, aliases=["-b", "--batch-size"],
+      help="Snippets per training batch.")
+@_opt("lr", help="Learning rate (AdamW, linear warm-up).")
+@_opt("sim_weight", help="Weight of the in-batch similarity (KL) term next to the cosine term.")
+@time_budget_option("Stop training after this many seconds (0: none); the student so far is scored and kept.",
+                    default=_DEFAULTS.time_budget)
+@seed_option(default=_DEFAULTS.seed)
+@restart_option()
+@progress_option
 @friendly_errors
 def distill(model: str | None, out: Path, layers: str, data: tuple[Path, ...], source: tuple[Path, ...],
             source_limit: int, limit: int, dev: tuple[Path, ...], dev_limit: int, epochs: int, batch_size: int,
@@ -58,11 +78,10 @@ def distill(model: str | None, out: Path, layers: str, data: tuple[Path, ...], s
     \b
     Examples:
       conba distill -o runs/student -L 0,2,4 --source ~/src/some-repo -D ../shared/data/atcoder_dev.jsonl
-      conba eval ../shared/data/atcoder_dev.jsonl -m runs/student/best
-      conba calibrate ../shared/data/atcoder_dev.jsonl -m runs/student/best --write   # its own clone threshold
+      conba eval ../shared/data/atcoder_dev.jsonl -m runs/student
+      conba calibrate ../shared/data/atcoder_dev.jsonl -m runs/student --write   # its own clone threshold
     """
     from conba.cli.common import show_progress
-    from conba.train.distill import DistillConfig
     from conba.train.distill import distill as run
 
     if not data:
@@ -75,4 +94,4 @@ def distill(model: str | None, out: Path, layers: str, data: tuple[Path, ...], s
     student = run(cfg, restart=restart, log=lambda m: click.echo(m, err=True),
                   progress=show_progress() if progress is None else progress)
     click.echo(f"student ({student.backbone.num_layers} layers, fingerprint {student.fingerprint()}) "
-               f"saved in {out / 'best'}", err=True)
+               f"saved in {out}", err=True)

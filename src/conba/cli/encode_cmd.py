@@ -7,7 +7,7 @@ import json
 import click
 
 from conba.cli.common import friendly_errors, language_option_value, load, read_stdin
-from conba.cli.options import engine_option, model_option, view_option
+from conba.cli.options import batch_size_option, engine_option, model_option, output_file_option, view_option
 
 
 @click.command("encode")
@@ -15,19 +15,20 @@ from conba.cli.options import engine_option, model_option, view_option
 @model_option
 @click.option("-l", "--language", default=None,
               help="Language of a plain code file (default: from its extension) or stdin snippet.")
-@click.option("-b", "--batch-size", default=32, show_default=True)
+@batch_size_option
 @engine_option
 @view_option
 @click.option("--plain", is_flag=True, help="Human-readable output (id, language, first dimensions).")
+@output_file_option("File to write the vectors to ('-' for stdout).")
 @friendly_errors
 def encode(source: str, model: str | None, language: str | None, batch_size: int, engine: str, view: str | None,
-           plain: bool) -> None:
+           plain: bool, output: str) -> None:
     """Embed code. SOURCE is a grouped JSONL file (one vector per record), a code file, or '-'
     for one snippet on stdin. Output: JSONL {"id", "language", "embedding"}.
 
     \b
     Examples:
-      conba encode data.jsonl > vectors.jsonl
+      conba encode data.jsonl -o vectors.jsonl
       echo 'def add(a, b): return a + b' | conba encode - -l python
       conba encode data.jsonl -m default-sdtp --engine onnx    # fastest: SDTP token pruning + int8 ONNX
       conba encode src/util.py --view code               # without imports, comments, unused helpers
@@ -40,7 +41,7 @@ def encode(source: str, model: str | None, language: str | None, batch_size: int
     elif source.endswith(".jsonl"):
         items = [(r.id, r.language, r.code) for r in load_records(source)]
     else:  # the index's checks: unreadable, directory, binary, not UTF-8, too large... (one-line errors)
-        from conba.index.compare import read_code_file
+        from conba.clones.compare import read_code_file
 
         text, lang = read_code_file(source, language=language, require_language=False)
         items = [(source, lang or "", text)]
@@ -49,9 +50,10 @@ def encode(source: str, model: str | None, language: str | None, batch_size: int
     m = load(model, view)
     emb = m.encode([c for _, _, c in items], languages=[lang for _, lang, _ in items], batch_size=batch_size,
                    engine=engine)
-    for (rid, lang, _), vec in zip(items, emb):
-        if plain:
-            click.echo(f"{rid}\t{lang or '?'}\t" + " ".join(f"{v:+.3f}" for v in vec[:6]) + " ...")
-        else:
-            click.echo(json.dumps({"id": rid, "language": lang or None,
-                                   "embedding": [round(float(v), 6) for v in vec]}))
+    with click.open_file(output, "w", encoding="utf-8", atomic=output != "-") as fh:
+        for (rid, lang, _), vec in zip(items, emb):
+            if plain:
+                click.echo(f"{rid}\t{lang or '?'}\t" + " ".join(f"{v:+.3f}" for v in vec[:6]) + " ...", file=fh)
+            else:
+                click.echo(json.dumps({"id": rid, "language": lang or None,
+                                       "embedding": [round(float(v), 6) for v in vec]}), file=fh)

@@ -8,7 +8,18 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors, load, resolve_model_name
-from conba.cli.options import device_option, json_out_option, lexical_weight_option, model_option, view_option
+from conba.cli.options import (
+    batch_size_option,
+    device_option,
+    json_flag_option,
+    json_out_option,
+    lexical_weight_option,
+    limit_option,
+    model_option,
+    progress_option,
+    seed_option,
+    view_option,
+)
 
 
 @click.command("eval")
@@ -16,15 +27,15 @@ from conba.cli.options import device_option, json_out_option, lexical_weight_opt
 @model_option
 @view_option
 @json_out_option
-@click.option("--json", "as_json", is_flag=True, help="Print every number as one JSON object instead of tables.")
+@json_flag_option("Print every number as one JSON object instead of tables.")
 @click.option("--calibrate", type=click.Path(dir_okay=False, path_type=Path),
               help="Dev file whose balanced pairs set the clone threshold (default: the model's own).")
 @click.option("--no-tfidf", is_flag=True, help="Skip the TF-IDF baseline.")
-@click.option("-b", "--batch-size", default=32, show_default=True, help="Encoding batch size.")
-@click.option("-n", "--limit", default=0, help="Evaluate on about N records (whole groups, seeded).")
-@click.option("--seed", default=0, show_default=True, help="Seed for pair sampling and --limit.")
+@batch_size_option
+@limit_option("Evaluate on about N records (whole groups, seeded); 0: all.")
+@seed_option(help="Seed for pair sampling and --limit.")
 @device_option(help="Where to encode")
-@click.option("--progress/--no-progress", default=None, help="Progress bar (default: when a terminal).")
+@progress_option(help="Progress bar")
 @lexical_weight_option(help="Default: the model's. Above 0 the dense cosine alone is reported too (dense).")
 @friendly_errors
 def eval_cmd(data: Path, model: str | None, view: str | None, json_out: Path | None, as_json: bool,

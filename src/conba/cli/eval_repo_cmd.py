@@ -10,8 +10,16 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors, show_progress
-from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
-from conba.cli.options import json_out_option, lexical_weight_option, model_option
+from conba.cli.options import (
+    batch_size_option,
+    index_option,
+    json_out_option,
+    lexical_weight_option,
+    model_option,
+    progress_option,
+    resolve_index_dir,
+    resolve_model,
+)
 
 
 def parse_baselines(value: str) -> tuple[str, ...]:
@@ -42,8 +50,8 @@ def parse_baselines(value: str) -> tuple[str, ...]:
 @click.option("--json", "fmt", flag_value="json", default=None,
               help="Print one JSON line (default when not a terminal).")
 @click.option("--plain", "fmt", flag_value="plain", help="Print the table for people (default on a terminal).")
-@click.option("-b", "--batch-size", default=32, show_default=True, help="Snippets per encoder batch.")
-@click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: when a terminal).")
+@batch_size_option
+@progress_option(help="Progress bars on stderr")
 @friendly_errors
 def eval_repo(paths: tuple[str, ...], groups_file: Path, index_dir: str | None, model: str | None, aggregate: str,
               baselines: str, no_clones: bool, json_out: Path | None, fmt: str | None, batch_size: int,

@@ -1,42 +1,28 @@
-"""``conba index``: index a codebase (incremental and resumable). Also holds the shared ``--index`` option."""
+"""``conba index``: index a codebase (incremental and resumable)."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
-from collections.abc import Callable
 
 import click
 
-from conba.cli.common import MODEL_ENV, friendly_errors, show_progress
-from conba.cli.options import engine_option, lexical_weight_option, model_option, view_option
-from conba.index.defaults import DEFAULT_INDEX_DIR, INDEX_ENV, default_index_dir
+from conba.cli.common import friendly_errors, show_progress
+from conba.cli.options import (
+    batch_size_option,
+    engine_option,
+    index_option,
+    json_flag_option,
+    lexical_weight_option,
+    model_option,
+    parse_size,
+    resolve_index_dir,
+    resolve_model,
+    view_option,
+)
 
-
-def index_option(f: Callable) -> Callable:
-    return click.option(
-        "-i", "--index", "index_dir", default=None, metavar="DIR", envvar=INDEX_ENV, show_envvar=True,
-        help=f"Index folder (default: {DEFAULT_INDEX_DIR} in the current directory).",
-    )(f)
-
-
-def resolve_index_dir(value: str | None) -> str:
-    return default_index_dir(value)
-
-
-def resolve_model(value: str | None) -> str | None:
-    """An explicit --model or $CONBA_MODEL; None lets an existing index use the model it was built with."""
-    return value or os.environ.get(MODEL_ENV) or None
-
-
-def parse_size(value: str) -> int:
-    """'1MB', '500k', '2000000' -> bytes."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmg]?)i?b?\s*", str(value).lower())
-    if not m:
-        raise click.BadParameter(f"not a size: {value!r} (e.g. 1MB, 500KB, 200000)")
-    factor = {"": 1, "k": 1_000, "m": 1_000_000, "g": 1_000_000_000}[m.group(2)]
-    return int(float(m.group(1)) * factor)
+# the shared helpers live in conba.cli.options; importing them from here keeps working
+__all__ = ["index", "index_option", "parse_size", "resolve_index_dir", "resolve_model"]
 
 
 @click.command("index")
@@ -51,12 +37,12 @@ def parse_size(value: str) -> int:
                            "model's (the shipped default's is chosen on the dev sets).")
 @click.option("--max-file-size", default="1MB", show_default=True, metavar="SIZE",
               help="Skip source files larger than this (e.g. 500KB, 2MB).")
-@click.option("-b", "--batch-size", default=32, show_default=True, help="Snippets per encoder batch.")
+@batch_size_option
 @click.option("--rebuild", is_flag=True, help="Start from an empty index (e.g. to switch models).")
 @click.option("--wait", is_flag=True,
               help="If another `conba index` is writing the same index, wait for it instead of failing.")
 @click.option("-v", "--verbose", is_flag=True, help="List every skipped file with its reason.")
-@click.option("--json", "as_json", is_flag=True, help="Print the run's report as JSON.")
+@json_flag_option("Print the run's report as JSON.")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None, metavar="[ADDRESS]",
               help="Encode on a Ray cluster (put it after PATHS): ADDRESS, or alone for $RAY_ADDRESS, a running "
                    "local cluster or a new local one. Needs: pip install 'conba[ray]'.")
@@ -86,8 +72,8 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
       conba index /srv/monorepo --ray                  # encode on Ray (local or $RAY_ADDRESS)
       conba index /srv/monorepo --ray ray://head:10001  # encode on a Ray cluster
     """
+    from conba.clones.display import display_path
     from conba.index import Index
-    from conba.index.display import display_path
 
     if not paths:
         hint = (f" (--ray took '{ray_address}' as the cluster address: put PATHS before --ray)"

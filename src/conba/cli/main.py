@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 
 import click
 
@@ -21,19 +22,27 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "serve": ("conba.cli.serve_cmd", "serve", "Serve search/compare/encode/clones over HTTP (model kept warm)."),
     "prune": ("conba.cli.prune_cmd", "prune", "SDTP token pruning: train a pruning module for faster encoding."),
     "bench": ("conba.cli.bench_cmd", "bench", "Benchmarks (speed: conba variants vs sentence-transformers)."),
-    "experiment": ("conba.cli.experiment_cmd", "experiment", "Research experiments (ablation, classifiers, ...)."),
+    # listed only when conba_research (the research suite) is installed
+    "experiment": ("conba_research.cli", "experiment", "Research experiments (ablation, classifiers, ...)."),
     "merge": ("conba.cli.merge_cmd", "merge_cmd", "WiSE-FT: average a fine-tuned model's weights with its base."),
     "distill": ("conba.cli.distill_cmd", "distill", "A shallower, faster student of a model (layer dropping)."),
     "pretrain": ("conba.cli.pretrain_cmd", "pretrain", "Continued pretraining of the backbone (MLM, RTD)."),
 }
 
 
+def available(name: str) -> bool:
+    """A command is listed when its package is installed (``experiment`` lives in ``conba_research``,
+    the research suite, which needs ``pip install 'conba[research]'`` for its figures)."""
+    module = COMMANDS[name][0]
+    return module.startswith("conba.") or importlib.util.find_spec(module.split(".")[0]) is not None
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+        return sorted(name for name in COMMANDS if available(name))
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name not in COMMANDS:
+        if name not in COMMANDS or not available(name):
             return None
         module, attr, _ = COMMANDS[name]
         return getattr(importlib.import_module(module), attr)
@@ -49,7 +58,7 @@ class LazyGroup(click.Group):
 def cli() -> None:
     """conba: find functionally equivalent code across programming languages.
 
-    A flag means the same in every command (-m model, -i index, -o output folder, -j JSON file,
+    A flag means the same in every command (-m model, -i index, -o where the result goes, -j JSON file,
     --json JSON output, ...; docs/CLI.md). Each command's --help names the variables it reads.
 
     \b

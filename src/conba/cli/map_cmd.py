@@ -8,7 +8,7 @@ import click
 
 from conba.cli.common import check_output_file, friendly_errors, show_progress
 from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
-from conba.cli.options import lexical_weight_option, model_option
+from conba.cli.options import lexical_weight_option, model_option, output_file_option
 from conba.mapping.config import DEFAULT_MARGIN, ONLY
 
 SUMMARY_FILES = 40  # per-file lines of the stderr summary (least covered first)
@@ -45,7 +45,7 @@ def _summary(port: object) -> str:
               show_default=True, help="jsonl: one line per source function, per source file, then a summary; "
                                       "csv: one row per source function; html: report.")
 @click.option("--plain", is_flag=True, help="One human-readable line per source function (instead of --format).")
-@click.option("--output", default="-", show_default=True, metavar="FILE", help="Output file ('-' for stdout).")
+@output_file_option()
 @lexical_weight_option
 @friendly_errors
 def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, model: str | None,
@@ -67,8 +67,8 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
       conba map src/ port/ --min-coverage 90 > /dev/null     # CI: fail when the port falls behind
       conba map dmp/java dmp/python --groups groups.jsonl
     """
+    from conba.clones.threshold import resolve_threshold
     from conba.index import Index
-    from conba.index.threshold import resolve_threshold
     from conba.mapping import MapConfig, map_index
     from conba.mapping.groups import evaluate
     from conba.mapping.output import write_map

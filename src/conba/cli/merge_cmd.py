@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors
-from conba.cli.options import out_option, view_option
+from conba.cli.options import output_dir_option, view_option
 
 
 @click.command("merge")
@@ -16,7 +16,7 @@ from conba.cli.options import out_option, view_option
               help="Weight of MODEL: 1 = MODEL unchanged, 0 = the base.")
 @click.option("--base", default=None, metavar="M",
               help="The model MODEL was fine-tuned from (default: its untuned backbone with a fresh head).")
-@out_option("Folder to write the merged model to.", aliases=["--output"])
+@output_dir_option("Folder to write the merged model to.")
 @click.option("--max-chunks", type=click.IntRange(1), default=None,
               help="Windows per long snippet for the merged model (default: MODEL's).")
 @view_option

@@ -1,12 +1,18 @@
 """Options shared by several subcommands, so a flag means one thing everywhere (docs/CLI.md).
 
-One short flag has one long name across all commands (tests/test_cli_flags.py checks it); options
-that map to an environment variable read it through click's ``envvar=`` and show it in ``--help``.
-``-i/--index`` lives in conba.cli.index_cmd, beside the index defaults it names.
+One short flag has one long name and one meaning (type and metavar) across all commands
+(tests/test_cli_flags.py checks it); options that map to an environment variable read it through
+click's ``envvar=`` and show it in ``--help``. ``-o/--output`` is where the command's result goes: a
+file (``FILE``: clones, encode) or a folder (``DIR``: train, distill, merge, ...). Options of the
+training commands are made from their config dataclasses (:func:`config_option`), so defaults and
+choices are written once.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -116,10 +122,120 @@ def json_out_option(f: Callable | None = None, *, help: str = "Also write every 
     return deco(f) if f is not None else deco
 
 
-def out_option(help: str, *, aliases: Sequence[str] = (), required: bool = True) -> Callable:
-    """``-o/--out DIR``: the output folder."""
-    return click.option("-o", "--out", "out", cls=AliasOption, aliases=aliases, required=required,
+def output_dir_option(help: str, *, required: bool = True) -> Callable:
+    """``-o/--output DIR``: the folder the command writes its result to (parameter ``out``); the old
+    ``--out`` still works, unlisted."""
+    return click.option("-o", "--output", "out", cls=AliasOption, aliases=["--out"], required=required,
                         type=click.Path(file_okay=False, path_type=Path), metavar="DIR", help=help)
+
+
+def output_file_option(help: str = "Output file ('-' for stdout).", *, default: str | None = "-") -> Callable:
+    """``-o/--output FILE``: the file the command writes its result to (parameter ``output``; '-': stdout)."""
+    # not dir_okay=False: the command names the problem itself (a folder, inside the index, ...)
+    return click.option("-o", "--output", "output", type=click.Path(allow_dash=True),
+                        default=default, show_default=default is not None, metavar="FILE", help=help)
+
+
+def index_option(f: Callable) -> Callable:
+    """``-i/--index DIR``: the index folder; reads $CONBA_INDEX."""
+    from conba.index.defaults import DEFAULT_INDEX_DIR, INDEX_ENV
+
+    return click.option(
+        "-i", "--index", "index_dir", default=None, metavar="DIR", envvar=INDEX_ENV, show_envvar=True,
+        help=f"Index folder (default: {DEFAULT_INDEX_DIR} in the current directory).",
+    )(f)
+
+
+def resolve_index_dir(value: str | None) -> str:
+    from conba.index.defaults import default_index_dir
+
+    return default_index_dir(value)
+
+
+def resolve_model(value: str | None) -> str | None:
+    """An explicit --model or $CONBA_MODEL; None lets an existing index use the model it was built with."""
+    return value or os.environ.get(MODEL_ENV) or None
+
+
+def parse_size(value: str) -> int:
+    """'1MB', '500k', '2000000' -> bytes."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmg]?)i?b?\s*", str(value).lower())
+    if not m:
+        raise click.BadParameter(f"not a size: {value!r} (e.g. 1MB, 500KB, 200000)")
+    factor = {"": 1, "k": 1_000, "m": 1_000_000, "g": 1_000_000_000}[m.group(2)]
+    return int(float(m.group(1)) * factor)
+
+
+def progress_option(f: Callable | None = None, *, help: str = "Progress bars") -> Callable:
+    """``--progress/--no-progress`` (default: when stderr is a terminal)."""
+
+    def deco(g: Callable) -> Callable:
+        return click.option("--progress/--no-progress", default=None, help=f"{help} (default: when a terminal).")(g)
+
+    return deco(f) if f is not None else deco
+
+
+def seed_option(f: Callable | None = None, *, default: int = 0, help: str = "Random seed.") -> Callable:
+    def deco(g: Callable) -> Callable:
+        return click.option("--seed", type=int, default=default, show_default=True, metavar="N", help=help)(g)
+
+    return deco(f) if f is not None else deco
+
+
+def batch_size_option(f: Callable | None = None, *, default: int | None = 32,
+                      help: str = "Snippets per encoder batch.") -> Callable:
+    """``-b/--batch-size N``: snippets per encoder batch (encoding, never a training batch)."""
+
+    def deco(g: Callable) -> Callable:
+        return click.option("-b", "--batch-size", "batch_size", type=click.IntRange(1), default=default,
+                            show_default=default is not None, metavar="N", help=help)(g)
+
+    return deco(f) if f is not None else deco
+
+
+def limit_option(help: str, *, default: int = 0) -> Callable:
+    """``-n/--limit N``: use about N records / snippets (0: all, where the command allows it)."""
+    return click.option("-n", "--limit", "limit", type=click.IntRange(0), default=default, show_default=True,
+                        metavar="N", help=help)
+
+
+def data_files_option(help: str, *, multiple: bool = True, default: Any = None, **kwargs: Any) -> Callable:
+    """``-d/--data FILE``: data file(s) (grouped JSONL); a folder of them is ``--data-dir DIR``."""
+    return click.option("-d", "--data", "data", multiple=multiple, default=default,
+                        type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help=help, **kwargs)
+
+
+def time_budget_option(help: str = "Stop training after this many seconds (0: no limit).", *,
+                       default: float = 0.0) -> Callable:
+    """``--time-budget SECONDS``: always seconds."""
+    return click.option("--time-budget", "time_budget", type=click.FloatRange(0), default=default,
+                        show_default=True, metavar="SECONDS", help=help)
+
+
+def _field_default(field: dataclasses.Field) -> Any:
+    if field.default is not dataclasses.MISSING:
+        return field.default
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    raise TypeError(f"{field.name} has no default")
+
+
+def config_option(config: type, name: str, *decls: str, help: str | None = None,
+                  choices: Sequence[str] | None = None, **kwargs: Any) -> Callable:
+    """An option for the field ``name`` of the dataclass ``config`` (TrainConfig, DistillConfig, ...):
+    its default, type and (with ``choices``, the config module's tuple) choices come from there, so the
+    command line never repeats them. ``decls`` are the flags (default ``--field-name``)."""
+    field = {f.name: f for f in dataclasses.fields(config)}[name]
+    default = _field_default(field)
+    decls = decls or ("--" + name.replace("_", "-"),)
+    if isinstance(default, bool) and "is_flag" not in kwargs and not any("/" in d for d in decls):
+        kwargs["is_flag"] = True
+    elif choices is not None:
+        kwargs.setdefault("type", click.Choice(list(choices)))
+    elif "type" not in kwargs and isinstance(default, (int, float, str)):
+        kwargs["type"] = type(default)
+    kwargs.setdefault("show_default", not isinstance(default, bool))
+    return click.option(*decls, name, default=default, help=help, **kwargs)
 
 
 def _weight(ctx: click.Context, param: click.Parameter, value: Any) -> float | None:
@@ -145,3 +261,23 @@ def lexical_weight_option(f: Callable | None = None, *, help: str = "") -> Calla
         )(g)
 
     return deco(f) if f is not None else deco
+
+
+def json_flag_option(help: str = "Print JSON.") -> Callable:
+    """``--json``: always a switch (print JSON on stdout); a JSON *file* is ``-j/--json-out FILE``."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def restart_option(help: str = "Discard a saved checkpoint in OUT instead of resuming.") -> Callable:
+    return click.option("--restart", is_flag=True, help=help)
+
+
+def dev_files_option(help: str, *, name: str = "dev") -> Callable:
+    """``-D/--dev FILE``: dev file(s) (repeatable)."""
+    return click.option("-D", "--dev", name, multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+                        metavar="FILE", help=help)
+
+
+def threshold_option(help: str) -> Callable:
+    """``-t/--threshold T|auto``: a clone threshold (a cosine) or ``auto``, the model's."""
+    return click.option("-t", "--threshold", default="auto", show_default=True, metavar="T|auto", help=help)

@@ -8,12 +8,19 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors
-from conba.cli.options import device_option, out_option
+from conba.cli.options import (
+    AliasOption,
+    device_option,
+    output_dir_option,
+    progress_option,
+    restart_option,
+    seed_option,
+)
 
 
 @click.command("pretrain")
 @click.argument("data", nargs=-1, required=True, type=click.Path(path_type=Path))
-@out_option("Output backbone folder (Hugging Face format; pass it to `conba train --backbone`).")
+@output_dir_option("Output backbone folder (Hugging Face format; pass it to `conba train --backbone`).")
 @click.option("--backbone", default="default", show_default=True,
               help="HF encoder name or local folder; 'default' = embedded all-MiniLM-L6-v2.")
 @click.option("--objective", type=click.Choice(["mlm", "rtd", "both"]), default="mlm", show_default=True,
@@ -22,7 +29,8 @@ from conba.cli.options import device_option, out_option
 @click.option("--max-length", default=128, show_default=True,
               help="Tokens per training window (longer code is cut into windows).")
 @click.option("--max-chunks-per-file", default=0, show_default=True, help="Windows kept per file/snippet; 0 = all.")
-@click.option("-b", "--batch-size", default=16, show_default=True)
+@click.option("--train-batch-size", "batch_size", cls=AliasOption, aliases=["-b", "--batch-size"], default=16,
+              show_default=True, metavar="N", help="Sequences per training batch.")
 @click.option("--lr", default=5e-5, show_default=True, help="Peak learning rate (linear warm-up and decay).")
 @click.option("--warmup", default=0.06, show_default=True, help="Fraction of steps spent warming up.")
 @click.option("--mask-prob", default=0.15, show_default=True,
@@ -31,12 +39,12 @@ from conba.cli.options import device_option, out_option
               help="RTD generator width as a fraction of the backbone width.")
 @click.option("--generator-layers", default=0, show_default=True, help="RTD generator layers; 0 = as the backbone.")
 @click.option("--rtd-weight", default=50.0, show_default=True, help="λ, weight of the discriminator loss.")
-@click.option("--seed", default=0, show_default=True)
+@seed_option
 @device_option(help="Where to train")
 @click.option("--amp/--no-amp", default=True, show_default=True, help="bf16 autocast on CUDA.")
 @click.option("--checkpoint-every", default=200, show_default=True, help="Steps between checkpoints; 0 = none.")
-@click.option("--restart", is_flag=True, help="Discard a checkpoint or finished run in OUT and start again.")
-@click.option("--progress/--no-progress", default=None, help="Progress bar (default: when a terminal).")
+@restart_option("Discard a checkpoint or finished run in OUT and start again.")
+@progress_option(help="Progress bar")
 @friendly_errors
 def pretrain(data: tuple[Path, ...], out: Path, restart: bool, progress: bool | None, **opts) -> None:
     """Continue pretraining the backbone on DATA: folders of code files and/or JSONL files.

@@ -7,7 +7,24 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors, resolve_model_name
-from conba.cli.options import model_option, out_option
+from conba.cli.options import (
+    config_option,
+    data_files_option,
+    limit_option,
+    model_option,
+    output_dir_option,
+    progress_option,
+    restart_option,
+    seed_option,
+)
+from conba.prune.train_config import DEFAULT_TRAIN, SALIENCY_MODES, PruneTrainConfig
+
+_DEFAULTS = PruneTrainConfig()
+
+
+def _opt(name: str, *decls: str, **kwargs):
+    """An option for the PruneTrainConfig field ``name`` (its default and choices come from there)."""
+    return config_option(PruneTrainConfig, name, *decls, **kwargs)
 
 
 @click.group("prune", context_settings={"help_option_names": ["-h", "--help"]})
@@ -25,31 +42,29 @@ def prune() -> None:
 
 @prune.command("train")
 @model_option(help="Model to prune: 'default', 'zero-shot', a conba model folder or an HF encoder.")
-@out_option("Output model folder (the model plus its pruning module in OUT/prune/).")
-@click.option("-r", "--keep-ratio", default=0.7, show_default=True, type=float,
-              help="Share of the tokens kept at each pruning layer (compounds over layers).")
+@output_dir_option("Output model folder (the model plus its pruning module in OUT/prune/).")
+@_opt("keep_ratio", "-r", "--keep-ratio",
+      help="Share of the tokens kept at each pruning layer (compounds over layers).")
 @click.option("-L", "--layers", default="", metavar="LIST",
               help="Pruning layers, e.g. '2,3,4,5' or '2-5' (tokens are dropped before these layers run). "
                    "Default: every layer from the middle up (MiniLM: 3-5).")
-@click.option("-d", "--data", "data", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Training file(s) with clone groups (repeatable). "
-                   "Default: ../shared/data/atcoder_train.jsonl and mbxp_train.jsonl.")
-@click.option("-n", "--limit", default=512, show_default=True, help="Snippets for saliency and training.")
-@click.option("-e", "--epochs", default=3, show_default=True, help="Scorer training epochs over those snippets.")
-@click.option("--lr", default=1e-3, show_default=True, help="Scorer learning rate (AdamW).")
-@click.option("-P", "--groups-per-batch", default=8, show_default=True, help="Groups per batch (P).")
-@click.option("-K", "--per-group", default=4, show_default=True, help="Snippets per group (K).")
-@click.option("--saliency", type=click.Choice(["abs", "signed", "neg"]), default="abs", show_default=True,
-              help="Importance from saliency s = sum(h * dL/dh): |s|, s or -s.")
-@click.option("--keep-first", default=4, show_default=True, help="Leading tokens that are never pruned.")
-@click.option("--keep-tail", default=0.1, show_default=True, help="Share of trailing tokens never pruned.")
-@click.option("--w-distill", default=0.0, show_default=True,
-              help="Extra loss weight: 1 - cos(pruned, exact embedding) (0 = the SDTP loss only).")
-@click.option("--saliency-from", default="", metavar="DIR",
+@data_files_option("Training file(s) with clone groups (repeatable). Default: " + " and ".join(DEFAULT_TRAIN) + ".")
+@limit_option("Snippets for saliency and training.", default=_DEFAULTS.limit)
+@_opt("epochs", "-e", "--epochs", help="Scorer training epochs over those snippets.")
+@_opt("lr", help="Scorer learning rate (AdamW).")
+@_opt("groups_per_batch", "-P", "--groups-per-batch", help="Groups per batch (P).")
+@_opt("per_group", "-K", "--per-group", help="Snippets per group (K).")
+@_opt("saliency", choices=SALIENCY_MODES,
+      help="Importance from saliency s = sum(h * dL/dh): |s|, s or -s.")
+@_opt("keep_first", help="Leading tokens that are never pruned.")
+@_opt("keep_tail", help="Share of trailing tokens never pruned.")
+@_opt("w_distill",
+      help="Extra loss weight: 1 - cos(pruned, exact embedding) (0 = the SDTP loss only).")
+@_opt("saliency_from", metavar="DIR", show_default=False,
               help="Reuse the saliency pass of another OUT folder (same model/data/limit/seed, superset of layers).")
-@click.option("--seed", default=0, show_default=True)
-@click.option("--restart", is_flag=True, help="Discard saved saliency / scorer progress in OUT instead of resuming.")
-@click.option("--progress/--no-progress", default=None, help="Progress bars (default: when a terminal).")
+@seed_option(default=_DEFAULTS.seed)
+@restart_option("Discard saved saliency / scorer progress in OUT instead of resuming.")
+@progress_option
 @friendly_errors
 def train(model: str | None, out: Path, keep_ratio: float, layers: str, data: tuple[Path, ...], limit: int,
           epochs: int, lr: float, groups_per_batch: int, per_group: int, saliency: str, keep_first: int,
@@ -70,7 +85,6 @@ def train(model: str | None, out: Path, keep_ratio: float, layers: str, data: tu
     from conba.cli.common import show_progress
     from conba.encoder.sdtp.config import parse_layers
     from conba.prune.train import train_pruner
-    from conba.prune.train_config import DEFAULT_TRAIN, PruneTrainConfig
 
     cfg = PruneTrainConfig(
         model=resolve_model_name(model), out=str(out), train=[str(p) for p in data] or list(DEFAULT_TRAIN),

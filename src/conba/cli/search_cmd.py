@@ -7,8 +7,15 @@ import json
 import click
 
 from conba.cli.common import code_argument, friendly_errors, read_stdin
-from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
-from conba.cli.options import lexical_weight_option, model_option, view_option
+from conba.cli.options import (
+    AliasOption,
+    index_option,
+    lexical_weight_option,
+    model_option,
+    resolve_index_dir,
+    resolve_model,
+    view_option,
+)
 
 
 def read_query(query: str | None, code: str | None, language: str | None) -> tuple[str, str | None]:
@@ -21,7 +28,7 @@ def read_query(query: str | None, code: str | None, language: str | None) -> tup
         raise click.UsageError("give a QUERY file, - for stdin, or --code '...'")
     if query == "-":
         return read_stdin(), language
-    from conba.index.compare import read_code_file
+    from conba.clones.compare import read_code_file
 
     return read_code_file(query, language=language)
 
@@ -30,7 +37,8 @@ def read_query(query: str | None, code: str | None, language: str | None) -> tup
 @click.argument("query", required=False)
 @click.option("-c", "--code", default=None, help="The snippet to search for, inline.")
 @click.option("-k", "--neighbors", "k", default=10, show_default=True, help="Number of results (nearest neighbours).")
-@click.option("-l", "--language", default=None, help="Only return functions in this language.")
+@click.option("--result-language", "language", cls=AliasOption, aliases=["-l", "--language"], default=None,
+              metavar="LANG", help="Only return functions in this language.")
 @click.option("--query-language", default=None,
               help="Language of the query (default: from the file extension).")
 @click.option("--json", "fmt", flag_value="json", default=True, help="JSONL output (default).")
@@ -51,14 +59,14 @@ def search(query: str | None, code: str | None, k: int, language: str | None, qu
     \b
     Examples:
       conba search snippet.py -k 5
-      conba search --code 'def gcd(a, b): ...' --language java --plain
+      conba search --code 'def gcd(a, b): ...' --result-language java --plain
       cat q.go | conba search - --query-language go
     """
     from conba.cli.common import language_option_value
+    from conba.clones.display import plain_hit, relative_unit_dict
     from conba.index import Index
-    from conba.index.display import plain_hit, relative_unit_dict
 
-    language = language_option_value(language, "--language")
+    language = language_option_value(language, "--result-language")
     query_language = language_option_value(query_language, "--query-language")
     snippet, qlang = read_query(query, code, query_language)
     if not snippet.strip():

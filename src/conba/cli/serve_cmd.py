@@ -7,8 +7,7 @@ import ipaddress
 import click
 
 from conba.cli.common import friendly_errors
-from conba.cli.index_cmd import index_option, parse_size, resolve_index_dir, resolve_model
-from conba.cli.options import TOKEN_ENV, model_option
+from conba.cli.options import TOKEN_ENV, index_option, model_option, parse_size, resolve_index_dir, resolve_model
 
 
 def _is_loopback(host: str) -> bool:

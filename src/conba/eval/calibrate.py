@@ -1,6 +1,6 @@
 """``conba calibrate``: pick a model's clone threshold for a target precision on dev records, and
 store it in the model folder's ``conba_config.json`` as ``clone_threshold`` (read by ``conba clones
--t auto`` and ``conba compare``; see :mod:`conba.index.threshold`)."""
+-t auto`` and ``conba compare``; see :mod:`conba.clones.threshold`)."""
 
 from __future__ import annotations
 

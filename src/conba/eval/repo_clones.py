@@ -51,7 +51,7 @@ def clone_statistics(index: Any, group_of: dict[str, str], language_of: dict[str
 
     ``group_of``: index path -> group of the grouped files found in the index; ``language_of``: index
     path -> language; ``n_units``: all units of the index."""
-    from conba.index.threshold import resolve_threshold
+    from conba.clones.threshold import resolve_threshold
 
     used = resolve_threshold(threshold, index.threshold)
     t0 = time.perf_counter()

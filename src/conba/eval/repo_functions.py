@@ -28,7 +28,7 @@ import numpy as np
 
 from conba.data.records import DataError, iter_json_lines
 from conba.eval.metrics import map_at_r, mrr, pair_name, recall_at_1
-from conba.index.records import Unit
+from conba.source.records import Unit
 
 __all__ = ["Member", "FunctionGroups", "is_function_groups", "load_function_groups", "blind_name",
            "function_retrieval"]

@@ -18,7 +18,7 @@ import numpy as np
 from scipy import sparse
 
 from conba.errors import UsageError
-from conba.index.records import Unit
+from conba.source.records import Unit
 
 __all__ = ["UnitTable", "table_from_index", "tfidf_table"]
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from conba.index.compare import CompareResult, compare, compare_files
+from conba.clones.compare import CompareResult, compare, compare_files
+from conba.clones.threshold import DEFAULT_THRESHOLD, resolve_threshold
 from conba.index.defaults import DEFAULT_INDEX_DIR, INDEX_ENV, default_index_dir
 from conba.index.errors import (
     CodeIndexError,
@@ -24,8 +25,7 @@ from conba.index.errors import (
     ModelMismatchError,
     SourceError,
 )
-from conba.index.records import AddReport, CloneClass, ClonePair, Hit, Unit
-from conba.index.threshold import DEFAULT_THRESHOLD, resolve_threshold
+from conba.source.records import AddReport, CloneClass, ClonePair, Hit, Unit
 
 if TYPE_CHECKING:
     from conba.index.index import Index

@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from conba.index.errors import SourceError
-from conba.index.extract import extract_units
-from conba.index.filters import DEFAULT_MAX_FILE_SIZE, Skip, index_error_message, read_source
-from conba.index.records import AddReport
 from conba.index.store import Store, db_path, fs_path, shown_path
-from conba.index.walker import Discovery, discover
+from conba.source.extract import extract_units
+from conba.source.filters import DEFAULT_MAX_FILE_SIZE, Skip, index_error_message, read_source
+from conba.source.records import AddReport
+from conba.source.walker import Discovery, discover
 
 COMMIT_EVERY = 256
 FILES_PER_TRANSACTION = 100

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from conba.errors import ConbaError
+from conba.errors import CodeIndexError, SourceError
 
-
-class CodeIndexError(ConbaError, RuntimeError):
-    """Base class: something is wrong with the index or its input."""
-
-
-class SourceError(CodeIndexError):
-    """An input path cannot be indexed (missing, binary, not UTF-8, too large, unreadable...)."""
+__all__ = ["CodeIndexError", "SourceError", "ModelMismatchError", "EngineMismatchError", "CorruptIndexError",
+           "IncompleteIndexError", "IndexBusyError"]
 
 
 class ModelMismatchError(CodeIndexError):

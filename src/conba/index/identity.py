@@ -14,10 +14,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from conba.clones.threshold import model_clone_threshold
 from conba.errors import ConfigError
 from conba.index.errors import EngineMismatchError, ModelMismatchError
 from conba.index.store import Store
-from conba.index.threshold import model_clone_threshold
 
 DEFAULT_ENGINE = "torch"  # a new index's engine, and that of an index made before engines were recorded
 FORMAT_VERSION = 1

@@ -27,11 +27,12 @@ from typing import Any
 
 import numpy as np
 
+from conba.clones.find import CloneReport, find_clones
+from conba.clones.threshold import resolve_threshold
 from conba.data.records import DataError
 from conba.errors import ConfigError
 from conba.index import builder, identity, lexical_file
 from conba.index import vectors as vec
-from conba.index.clone_report import CloneReport, find_clones
 from conba.index.defaults import DEFAULT_INDEX_DIR, INDEX_ENV, default_index_dir
 from conba.index.errors import (
     CodeIndexError,
@@ -39,14 +40,13 @@ from conba.index.errors import (
     IncompleteIndexError,
     SourceError,
 )
-from conba.index.filters import DEFAULT_MAX_FILE_SIZE
 from conba.index.identity import DEFAULT_ENGINE, FORMAT_VERSION, failure_reason, model_label
 from conba.index.lock import IndexLock
 from conba.index.manifest import read_manifest
-from conba.index.records import AddReport, CloneClass, Hit, Unit
 from conba.index.search import filtered_search, fused_search, unit_scores
 from conba.index.store import Store
-from conba.index.threshold import resolve_threshold
+from conba.source.filters import DEFAULT_MAX_FILE_SIZE
+from conba.source.records import AddReport, CloneClass, Hit, Unit
 from conba.utils.io import write_json_atomic
 
 __all__ = ["DEFAULT_INDEX_DIR", "INDEX_ENV", "Index", "default_index_dir"]
@@ -363,9 +363,9 @@ class Index:
                      min_lines: int = 1, neighbors: int = 10, keep_trivial: bool = False,
                      grouping: str = "communities") -> CloneReport:
         """Clone classes and their statistics. Trivial units (empty bodies, one-line accessors, tests;
-        :mod:`conba.index.trivial`) are skipped unless ``keep_trivial``; ``grouping="components"`` gives
+        :mod:`conba.clones.trivial`) are skipped unless ``keep_trivial``; ``grouping="components"`` gives
         the old connected components (which chain) instead of cohesive communities
-        (:mod:`conba.index.grouping`)."""
+        (:mod:`conba.clones.grouping`)."""
         t = resolve_threshold(threshold, self.threshold)
         if neighbors < 1:
             raise ConfigError("neighbors must be >= 1")

@@ -20,7 +20,7 @@ import numpy as np
 from scipy import sparse
 
 from conba.index.errors import CorruptIndexError
-from conba.index.records import Unit
+from conba.source.records import Unit
 from conba.utils.io import atomic_write
 
 __all__ = ["LexicalIndex", "build_rows", "write_rows", "read_rows"]

@@ -30,8 +30,8 @@ import numpy as np
 
 from conba.errors import ConfigError
 from conba.index.errors import CodeIndexError
-from conba.index.records import AddReport
 from conba.index.store import Store
+from conba.source.records import AddReport
 
 RAY_HINT = "pip install 'conba[ray]'"
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from conba.index import vectors as vec
-from conba.index.records import Hit, Unit
+from conba.source.records import Hit, Unit
 
 
 def filtered_search(index, queries: np.ndarray, k: int, language: str | None,

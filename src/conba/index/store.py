@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from conba.index.errors import CorruptIndexError
-from conba.index.records import Unit
+from conba.source.records import Unit
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -15,15 +15,15 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from conba.clones.display import display_path
+from conba.clones.threshold import resolve_threshold
+from conba.clones.trivial import trivial_reason
 from conba.data.records import DataError, normalize_language
-from conba.index.display import display_path
-from conba.index.records import Unit
-from conba.index.threshold import resolve_threshold
-from conba.index.trivial import trivial_reason
 from conba.mapping.assign import assign
 from conba.mapping.config import MapConfig
 from conba.mapping.files import map_files
 from conba.mapping.records import FunctionMatch, PortMap
+from conba.source.records import Unit
 
 
 def _under(path: str, roots: Sequence[str]) -> bool:

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from conba.data.records import DataError
-from conba.index.records import Unit
 from conba.mapping.assign import MATCHED, MISSING
 from conba.mapping.records import PortMap
+from conba.source.records import Unit
 
 
 def load_groups(path: str | os.PathLike) -> list[dict[str, Any]]:

@@ -3,7 +3,7 @@
 Per source file (least covered first): a coverage bar, the missing functions first (with their code), then
 the ambiguous ones (with their candidates), then the matched pairs side by side with their score. The page
 is the jinja2 template ``templates/map_report.html`` (autoescaped; pygments output is marked safe); it reuses
-the clone report's CSS and macros (:mod:`conba.index.html_report`).
+the clone report's CSS and macros (:mod:`conba.clones.html_report`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import functools
 import jinja2
 from markupsafe import Markup
 
-from conba.index.display import display_path
-from conba.index.html_report import _href, _style_css, highlight, score_level, score_width
+from conba.clones.display import display_path
+from conba.clones.html_report import highlight, score_level, score_width, style_css, unit_href
 from conba.mapping.assign import AMBIGUOUS, MATCHED, MISSING
 from conba.mapping.records import PortMap
 
@@ -26,10 +26,10 @@ MAX_ROWS = 150           # functions of one status shown per file (JSONL / CSV l
 @functools.lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
     loader = jinja2.ChoiceLoader([jinja2.PackageLoader("conba.mapping", "templates"),
-                                  jinja2.PackageLoader("conba.index", "templates")])
+                                  jinja2.PackageLoader("conba.clones", "templates")])
     env = jinja2.Environment(loader=loader, autoescape=True, trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)
-    env.globals.update(score_level=score_level, score_width=score_width, href=_href, display_path=display_path,
+    env.globals.update(score_level=score_level, score_width=score_width, href=unit_href, display_path=display_path,
                        highlight=lambda code, language, first: Markup(highlight(code, language, first)))
     return env
 
@@ -55,4 +55,4 @@ def render_map_html(port: PortMap, title: str = "conba port coverage", only: str
     return _environment().get_template("map_report.html").render(
         title=title, facts=facts, where=where + [f"generated {_dt.datetime.now():%Y-%m-%d %H:%M}"],
         sections=sections, hidden_files=max(0, len(files) - MAX_FILES), max_rows=MAX_ROWS,
-        pygments_css=_style_css()) + "\n"
+        pygments_css=style_css()) + "\n"

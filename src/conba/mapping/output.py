@@ -7,8 +7,8 @@ import csv
 import json
 from typing import Any, TextIO
 
+from conba.clones.display import display_path
 from conba.errors import ConfigError
-from conba.index.display import display_path
 from conba.mapping.records import FunctionMatch, PortMap
 
 FORMATS = ("jsonl", "csv", "html")

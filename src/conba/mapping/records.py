@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from conba.index.display import display_path, relative_unit_dict
-from conba.index.records import Unit
+from conba.clones.display import display_path, relative_unit_dict
 from conba.mapping.assign import AMBIGUOUS, MATCHED, MISSING
+from conba.source.records import Unit
 
 STATUSES = (MATCHED, AMBIGUOUS, MISSING)
 

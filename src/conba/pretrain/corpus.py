@@ -33,8 +33,8 @@ def _jsonl_codes(path: Path) -> list[str]:
 
 
 def _folder_codes(path: Path) -> list[str]:
-    from conba.index.errors import SourceError
-    from conba.index.walker import discover
+    from conba.errors import SourceError
+    from conba.source.walker import discover
 
     try:
         found = discover([path])

@@ -232,7 +232,9 @@ class Pretrainer:
 
 
 def _plot(history: list[dict], path: Path, cfg: PretrainConfig) -> None:
-    if not history:
+    import importlib.util
+
+    if not history or importlib.util.find_spec("matplotlib") is None:  # optional: pip install 'conba[research]'
         return
     import matplotlib
 

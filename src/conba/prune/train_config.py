@@ -9,6 +9,7 @@ from conba.errors import ConfigError
 from conba.utils.cache import cache_key
 from conba.utils.config_keys import JsonConfig
 
+SALIENCY_MODES = ("abs", "signed", "neg")
 DEFAULT_TRAIN = ["../shared/data/atcoder_train.jsonl", "../shared/data/mbxp_train.jsonl"]
 # Settings that change the saliency pass (its layers are checked separately: a pass over more layers
 # serves any subset of them); a work folder made with other values is not resumed.
@@ -80,7 +81,7 @@ class PruneTrainConfig(JsonConfig):
             raise ConfigError(f"temperature must be >= 0, got {self.temperature}")
         if self.loss not in ("supcon", "simclr"):
             raise ConfigError(f"unknown loss {self.loss!r} (supcon, simclr)")
-        if self.saliency not in ("abs", "signed", "neg"):
+        if self.saliency not in SALIENCY_MODES:
             raise ConfigError(f"unknown saliency mode {self.saliency!r} (abs, signed, neg)")
         if min(self.w_task, self.w_mse, self.w_rank, self.w_distill) < 0:
             raise ConfigError("loss weights must be >= 0")

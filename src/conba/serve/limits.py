@@ -48,8 +48,8 @@ class Limits:
 
 
 def known_languages() -> list[str]:
-    """Every language name the model and the index know (:func:`conba.index.languages.known_languages`)."""
-    from conba.index.languages import known_languages as known
+    """Every language name the model and the index know (:func:`conba.source.languages.known_languages`)."""
+    from conba.source.languages import known_languages as known
 
     return known()
 
@@ -58,7 +58,7 @@ def check_language(name: str | None, what: str) -> str | None:
     """The normalised language name (aliases such as ``py`` or ``c++`` accepted), None for none, or 422
     (the check ``conba search -l`` and ``conba compare --language-a`` make too)."""
     from conba.errors import ConfigError
-    from conba.index.languages import check_language as check
+    from conba.source.languages import check_language as check
 
     try:
         return check(name, what)

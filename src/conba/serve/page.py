@@ -17,7 +17,7 @@ from fastapi.staticfiles import StaticFiles
 
 def highlight(code: str, language: str, first_line: int = 1) -> str:
     """Highlighted HTML of ``code`` (pygments, line numbers from ``first_line``; long code is clipped)."""
-    from conba.index.html_report import highlight as _highlight
+    from conba.clones.html_report import highlight as _highlight
 
     return _highlight(code, language, first_line)
 

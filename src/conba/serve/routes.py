@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.responses import HTMLResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from conba.index.compare import fused_pair_score, pair_weight
+from conba.clones.compare import fused_pair_score, pair_weight
 from conba.serve.limits import check_language
 from conba.serve.schemas import (
     ClonesResponse,
@@ -44,7 +44,7 @@ def token_check(token: str | None) -> Any:
 
 
 def _threshold(value: float | str, model_threshold: float | None) -> float:
-    from conba.index.threshold import resolve_threshold
+    from conba.clones.threshold import resolve_threshold
 
     try:
         return resolve_threshold(value, model_threshold)
@@ -54,7 +54,7 @@ def _threshold(value: float | str, model_threshold: float | None) -> float:
 
 def _model_threshold(value: float | str, model: Any) -> float:
     """The threshold ``conba compare`` would use with this model (calibrated clone threshold first)."""
-    from conba.index.threshold import model_threshold
+    from conba.clones.threshold import model_threshold
 
     try:
         return model_threshold(value, model)
@@ -63,7 +63,7 @@ def _model_threshold(value: float | str, model: Any) -> float:
 
 
 def _unit_dict(unit: Any, code: bool) -> dict[str, Any]:
-    from conba.index.display import relative_unit_dict
+    from conba.clones.display import relative_unit_dict
 
     return relative_unit_dict(unit, code=code)
 
@@ -175,7 +175,7 @@ def router(state: ServeState) -> APIRouter:
     async def report(threshold: str = "auto", cross_language_only: bool = False,
                      min_lines: int = Query(1, ge=1)) -> HTMLResponse:
         """The HTML clone report (as `conba clones -f html` writes it) of the served index."""
-        from conba.index.html_report import render_html
+        from conba.clones.html_report import render_html
 
         t, classes, _ = await holder.with_snapshot(_clones, threshold, cross_language_only, min_lines)
         page = await asyncio.to_thread(render_html, classes, index=str(holder.path), model=state.model_name,

@@ -12,6 +12,9 @@ TUNE_MODES = ("none", "top-k", "full")
 LOSSES = ("supcon", "simclr")
 CONTROL_CODES = ("none", "offset", "prefix", "both")
 STATE_AS = ("diag", "dense")
+HEADS = ("conba", "conba-scan", "linear", "none")  # conba.heads.HEAD_KINDS (not imported: it loads torch)
+HEAD_MODES = ("pooled", "tokens")
+SAVE_DTYPES = ("float32", "float16")
 
 
 @dataclass
@@ -80,7 +83,7 @@ class TrainConfig(JsonConfig):
             raise ConfigError("groups_per_batch (P) and per_group (K) must be >= 2")
         if self.time_budget < 0 or self.warmup_steps < 0:
             raise ConfigError("time_budget and warmup_steps must be >= 0")
-        if self.save_dtype not in ("float32", "float16"):
+        if self.save_dtype not in SAVE_DTYPES:
             raise ConfigError("save_dtype must be float32 or float16")
         from conba.syntax.view import check_view
 

@@ -13,8 +13,10 @@ the first term matches each vector, the second the in-batch similarity structure
 ranks on), both on L2-normalised vectors S (b, d) of the student and T (b, d) of the teacher.
 
 After every epoch the student is scored on the dev files (mean cross-language MAP@R over them, the
-same subset each time); the best epoch is saved as ``OUT/best`` (a conba model folder, a delta over
-the embedded backbone when the teacher is one). A checkpoint every ``checkpoint_every`` steps (and at
+same subset each time); the best epoch is kept in ``OUT/distill/best`` and, at the end, saved as
+``OUT`` itself (a conba model folder, a delta over the embedded backbone when the teacher is one),
+as ``conba train`` does; the run's files (teacher vectors, checkpoint, distill.json) are in
+``OUT/distill``. A checkpoint every ``checkpoint_every`` steps (and at
 the end of each epoch) lets a killed run resume where it stopped; ``--restart`` discards it.
 """
 
@@ -24,64 +26,17 @@ import copy
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from conba.errors import ConfigError
-from conba.utils.config_keys import JsonConfig
+from conba.train.distill_config import DistillConfig
 from conba.utils.io import replace_dir, write_json_atomic
 
-
-@dataclass
-class DistillConfig(JsonConfig):
-    config_name: ClassVar[str] = "distill config"
-    teacher: str = "default"
-    out: str = "runs/student"
-    layers: list[int] = field(default_factory=lambda: [0, 2, 4])  # teacher layers the student starts from
-    data: list[str] = field(default_factory=list)   # grouped JSONL files (only their code is used)
-    source: list[str] = field(default_factory=list)  # folders / files of real source code
-    source_limit: int = 4000   # functions taken from ``source`` at most (0: all)
-    limit: int = 0             # records sampled from ``data`` (0: all)
-    dev: list[str] = field(default_factory=list)
-    dev_limit: int = 800       # records per dev file (whole groups); 0: all
-    epochs: int = 2
-    batch_size: int = 32
-    max_batch_tokens: int = 8192  # padded tokens per training batch
-    lr: float = 1e-4
-    warmup_steps: int = 50
-    weight_decay: float = 0.01
-    temperature: float = 0.05
-    sim_weight: float = 1.0
-    checkpoint_every: int = 50
-    time_budget: float = 0.0   # minutes of training at most (0: none); the epoch in progress is then scored
-    seed: int = 0
-
-    def validate(self) -> DistillConfig:
-        for name in ("epochs", "batch_size", "checkpoint_every"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if not self.layers:
-            raise ConfigError("layers: name at least one teacher layer to keep, e.g. 0,2,4")
-        if self.lr <= 0 or self.temperature <= 0 or self.sim_weight < 0:
-            raise ConfigError("lr and temperature must be > 0, sim_weight >= 0")
-        if not self.data and not self.source:
-            raise ConfigError("nothing to learn from: pass --data FILE.jsonl and/or --source DIR")
-        for path in [*self.data, *self.dev]:
-            if not Path(path).is_file():
-                raise FileNotFoundError(f"{path}: data file not found")
-        return self
-
-    def signature(self) -> dict:
-        """What must match to resume a checkpoint (everything but where and how long)."""
-        d = self.to_dict()
-        for k in ("out", "checkpoint_every", "time_budget", "epochs"):
-            d.pop(k)
-        return d
+__all__ = ["DistillConfig", "Distiller", "distill", "distill_loss", "dev_score", "make_student"]
 
 
 def make_student(teacher, layers: list[int]):
@@ -128,6 +83,7 @@ class Distiller:
         self.log = log
         self.progress = progress
         self.out = Path(cfg.out)
+        self.run_dir = self.out / "distill"  # the run's files; the student itself is saved in OUT
 
     def run(self, restart: bool = False):
         from tqdm.auto import tqdm
@@ -138,7 +94,7 @@ class Distiller:
         from conba.train.distill_data import collect_snippets, length_batches, teacher_vectors
         from conba.train.loop import optimizer_step, warmup_lr
 
-        cfg, out = self.cfg, self.out
+        cfg, out = self.cfg, self.run_dir
         out.mkdir(parents=True, exist_ok=True)
         if restart:
             remove_checkpoint(out / "checkpoint")
@@ -189,9 +145,9 @@ class Distiller:
                 if state["step"] % cfg.checkpoint_every == 0:
                     save_checkpoint(out / "checkpoint", cfg.signature(), state, modules={"student": student},
                                     optimizer=opt, trainable_only=True)
-                if cfg.time_budget and time.time() - t0 > 60 * cfg.time_budget:
+                if cfg.time_budget and time.time() - t0 > cfg.time_budget:
                     out_of_time = True
-                    self.log(f"time budget of {cfg.time_budget:g} min reached at batch {state['batch']}")
+                    self.log(f"time budget of {cfg.time_budget:g} s reached at batch {state['batch']}")
                     break
             bar.close()
             student.eval()
@@ -212,17 +168,19 @@ class Distiller:
                                                  "history": state["history"], "best": state["best"]})
         from conba.model import ConbaModel
 
-        return ConbaModel.load(out / "best")
+        best = ConbaModel.load(out / "best")
+        best.save(self.out, dtype="float16")  # as stored in best (already rounded): the same weights
+        return ConbaModel.load(self.out)
 
     def _save_best(self, student, entry: dict) -> None:
         cfg = self.cfg
         student.info = {"distilled_from": cfg.teacher, "teacher_layers": list(cfg.layers),
                         "distill": {k: v for k, v in cfg.to_dict().items() if k not in ("out",)},
                         "epoch": entry["epoch"], "dev_map_at_r": entry["dev"]}
-        tmp = self.out / "best.tmp"
+        tmp = self.run_dir / "best.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         copy.deepcopy(student).save(tmp, dtype="float16")  # a copy: float16 rounds in place
-        replace_dir(tmp, self.out / "best")  # a crash at any moment leaves best or best.old
+        replace_dir(tmp, self.run_dir / "best")  # a crash at any moment leaves best or best.old
 
 
 def _fmt(scores: dict) -> str:
@@ -230,5 +188,5 @@ def _fmt(scores: dict) -> str:
 
 
 def distill(cfg: DistillConfig, restart: bool = False, log: Callable[[str], None] = print, progress: bool = True):
-    """Train a student (see the module docstring); returns the best student, loaded from ``OUT/best``."""
+    """Train a student (see the module docstring); returns the best student, loaded from ``OUT``."""
     return Distiller(cfg, log, progress).run(restart)

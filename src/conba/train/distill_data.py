@@ -44,8 +44,8 @@ def real_code_snippets(paths: Iterable[str], limit: int = 0, seed: int = 0) -> t
     """Functions (at least ``MIN_LINES`` lines, distinct by text) from the source files under ``paths``,
     cut as ``conba index`` cuts them; a seeded sample of ``limit`` when there are more (0: all).
     Returns (codes, languages, sources)."""
-    from conba.index.extract import extract_units
-    from conba.index.walker import discover
+    from conba.source.extract import extract_units
+    from conba.source.walker import discover
 
     found: dict[str, tuple[str, str]] = {}
     for cand in discover(list(paths)).files:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 from conba.utils.io import atomic_write, write_json_atomic
@@ -37,7 +38,7 @@ class History:
     def save(self, directory: str | Path, plot: bool = True) -> None:
         directory = Path(directory)
         write_json_atomic(directory / "history.json", self.to_dict())
-        if plot:
+        if plot and importlib.util.find_spec("matplotlib") is not None:  # optional: pip install 'conba[research]'
             self.plot(directory)
 
     def plot(self, directory: Path) -> None:

@@ -1,0 +1,126 @@
+"""Clone detection over an index: a k-nearest-neighbour graph, edges above a threshold, and clone
+classes built from that graph (:mod:`conba.clones.grouping`).
+
+Each unit's ``neighbors`` nearest units are candidates; a candidate pair is a clone pair when its
+cosine similarity is >= the threshold (and, optionally, the two are in different languages). With
+``cross_language_only`` the neighbour list is widened (x3) so that same-language look-alikes do not
+crowd out the cross-language matches. Units left out of the report (trivial, too short) are left
+out of the FAISS index searched here too, so they take no neighbour slots.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+
+import numpy as np
+
+from conba.source.records import CloneClass, ClonePair, Unit
+from conba.utils import ann as vec
+
+
+def candidate_pairs(index: object, ids: np.ndarray, embeddings: np.ndarray, languages: list[str],
+                    threshold: float, neighbors: int = 10, cross_language_only: bool = False,
+                    batch: int = 4096,
+                    rescore: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+                    ) -> dict[tuple[int, int], float]:
+    """Clone pairs {(id_a, id_b): score} with id_a < id_b. ``ids`` (n,) must be sorted ascending;
+    ``embeddings`` (n, d) are their vectors and ``index`` a FAISS index over them (other ids in it
+    are ignored). ``rescore(rows_a, rows_b, dense)`` (m,) -> (m,) turns the dense scores of the
+    neighbour pairs (by row) into the scores compared with the threshold (the fused score)."""
+    if len(ids) < 2:
+        return {}
+    lang_codes = {name: i for i, name in enumerate(sorted(set(languages)))}
+    lang = np.array([lang_codes[name] for name in languages], dtype=np.int64)
+    k = min(len(ids), (neighbors * (3 if cross_language_only else 1)) + 1)
+    pairs: dict[tuple[int, int], float] = {}
+    for start in range(0, len(ids), batch):
+        rows = np.arange(start, min(start + batch, len(ids)))
+        scores, nbr_ids = vec.search(index, embeddings[rows], k)
+        valid = nbr_ids >= 0
+        if rescore is None:
+            valid &= scores >= threshold
+        cols = np.clip(np.searchsorted(ids, nbr_ids), 0, len(ids) - 1)
+        valid &= ids[cols] == nbr_ids
+        valid &= cols != rows[:, None]
+        if cross_language_only:
+            valid &= lang[cols] != lang[rows][:, None]
+        if rescore is not None:
+            r, c = np.nonzero(valid)
+            scores = scores.astype(np.float32, copy=True)
+            scores[r, c] = rescore(rows[r], cols[r, c], scores[r, c])
+            valid &= scores >= threshold
+        for r, c in zip(*np.nonzero(valid)):
+            a, b = int(ids[rows[r]]), int(nbr_ids[r, c])
+            key = (a, b) if a < b else (b, a)
+            score = float(scores[r, c])
+            if score > pairs.get(key, -2.0):
+                pairs[key] = score
+    return pairs
+
+
+def components(pairs: dict[tuple[int, int], float]) -> list[list[tuple[int, int]]]:
+    """Group pair keys by connected component (networkx), in the order of each component's first key."""
+    import networkx as nx
+
+    component_of = {node: k for k, part in enumerate(nx.connected_components(nx.Graph(list(pairs))))
+                    for node in part}
+    groups: dict[int, list[tuple[int, int]]] = {}
+    for key in pairs:
+        groups.setdefault(component_of[key[0]], []).append(key)
+    return list(groups.values())
+
+
+def strongest_first_order(keys: list[tuple[int, int]], pairs: dict[tuple[int, int], float]) -> list[int]:
+    """The members of one component, each next to what it is most similar to: a maximum spanning tree
+    grown (Prim) from the best pair, so that in a chained class (A-tasks linked to B-tasks by one weak
+    edge) the A functions come together, then the B functions. Ties break by id (deterministic).
+    Hand-written, not networkx: what matters is the order Prim visits the nodes in, which networkx's
+    spanning-tree functions do not give."""
+    adjacent: dict[int, list[tuple[float, int]]] = {}
+    for a, b in keys:
+        adjacent.setdefault(a, []).append((pairs[(a, b)], b))
+        adjacent.setdefault(b, []).append((pairs[(a, b)], a))
+    best = max(keys, key=lambda k: (pairs[k], -k[0], -k[1]))
+    order: list[int] = []
+    seen: set[int] = set()
+    heap: list[tuple[float, int]] = [(-2.0, best[0])]
+    while heap:
+        _, node = heapq.heappop(heap)
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        for score, other in adjacent[node]:
+            if other not in seen:
+                heapq.heappush(heap, (-score, other))
+    return order
+
+
+def clone_classes(pairs: dict[tuple[int, int], float], fetch_units: Callable[[list[int]], dict[int, Unit]],
+                  groups: list[list[int]] | None = None) -> list[CloneClass]:
+    """Clone classes, most languages / largest / most similar first, numbered from 1. ``groups``: the
+    member ids of each class (default: connected components); a class's pairs are the clone pairs
+    inside it, by descending score; its members are in :func:`strongest_first_order`."""
+    if groups is None:
+        keyed = components(pairs)
+    else:
+        class_of = {i: k for k, group in enumerate(groups) for i in group}
+        keyed = [[] for _ in groups]
+        for a, b in sorted(pairs):
+            if a in class_of and class_of.get(b) == class_of[a]:
+                keyed[class_of[a]].append((a, b))
+    members = sorted({i for keys in keyed for key in keys for i in key})
+    units = fetch_units(members)
+    classes: list[CloneClass] = []
+    for keys in keyed:
+        if not keys:
+            continue
+        class_units = [units[i] for i in strongest_first_order(keys, pairs)]
+        class_pairs = sorted((ClonePair(units[a], units[b], pairs[(a, b)]) for a, b in keys),
+                             key=lambda p: -p.score)
+        classes.append(CloneClass(0, class_units, class_pairs))
+    classes.sort(key=lambda c: (-len(c.languages), -len(c.units), -c.max_score))
+    for i, c in enumerate(classes, 1):
+        c.id = i
+    return classes

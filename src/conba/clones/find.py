@@ -1,0 +1,79 @@
+"""One clone run over an index's units and vectors: filter the units, build the kNN clone-pair graph,
+group it into classes, and count what happened (:class:`CloneReport`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from conba.clones.classes import candidate_pairs, clone_classes
+from conba.clones.grouping import cohesive_groups
+from conba.clones.stats import CloneStats, clone_stats
+from conba.clones.trivial import REASONS, trivial_reason
+from conba.errors import ConfigError
+from conba.source.records import CloneClass, Unit
+from conba.utils import ann as vec
+
+GROUPINGS = ("communities", "components")
+
+
+@dataclass
+class CloneReport:
+    classes: list[CloneClass]
+    stats: CloneStats
+    threshold: float
+
+
+def find_clones(units: list[Unit], ids: np.ndarray, embeddings: np.ndarray, index: Any, threshold: float, *,
+                cross_language_only: bool = False, min_lines: int = 1, neighbors: int = 10,
+                keep_trivial: bool = False, grouping: str = "communities",
+                hnsw_above: int = vec.HNSW_ABOVE, lexical: Any = None, lexical_weight: float = 0.0) -> CloneReport:
+    """Clone classes of ``units`` (sorted by id; ``ids`` (n,) and unit ``embeddings`` (n, d) in the
+    same order; ``index``: the FAISS index over all of them).
+
+    ``grouping``: ``communities`` (default; :mod:`conba.clones.grouping`) or ``components`` (the
+    connected components of the pair graph, which chain). Trivial units (:mod:`conba.clones.trivial`)
+    and units shorter than ``min_lines`` are left out unless ``keep_trivial``.
+
+    ``lexical`` (a :class:`conba.index.lexical_file.LexicalIndex` over the units) with
+    ``lexical_weight`` > 0: pairs and cohesion use the fused score; each unit's dense neighbour list
+    is then twice as long, so that pairs that the lexical channel lifts over the threshold are seen."""
+    if grouping not in GROUPINGS:
+        raise ConfigError(f"unknown grouping '{grouping}' (choose from {', '.join(GROUPINGS)})")
+    if neighbors < 1:
+        raise ConfigError("neighbors must be >= 1")
+    reasons = [None if keep_trivial else trivial_reason(u) for u in units]
+    lines = np.array([u.lines for u in units], dtype=np.int64)
+    short = lines < min_lines
+    keep = ~short & np.array([r is None for r in reasons], dtype=bool)
+    counts = Counter(r for r, s in zip(reasons, short) if r is not None and not s)
+    kept_ids, kept_emb = ids[keep], embeddings[keep]
+    if not keep.all():
+        index, _ = vec.build(kept_ids, kept_emb, hnsw_above=hnsw_above)
+    languages = [u.language for u, k in zip(units, keep) if k]
+    rescore, kept_lex = None, None
+    if lexical is not None and lexical_weight > 0:
+        from conba.lexical import fuse
+
+        kept_lex = lexical.rows(kept_ids)
+        neighbors *= 2
+
+        def rescore(rows_a: np.ndarray, rows_b: np.ndarray, dense: np.ndarray) -> np.ndarray:
+            lex = np.asarray(kept_lex[rows_a].multiply(kept_lex[rows_b]).sum(axis=1)).ravel()
+            return fuse(dense, lex, lexical_weight)
+    pairs = candidate_pairs(index, kept_ids, kept_emb, languages, threshold, neighbors=neighbors,
+                            cross_language_only=cross_language_only, rescore=rescore)
+    groups = None
+    if grouping == "communities":
+        row_of = {int(i): r for r, i in enumerate(kept_ids)}
+        groups = cohesive_groups(pairs, kept_emb, row_of, threshold, lexical=kept_lex,
+                                 lexical_weight=lexical_weight)
+    by_id = {u.id: u for u, k in zip(units, keep) if k}
+    classes = clone_classes(pairs, lambda members: {i: by_id[i] for i in members}, groups)
+    stats = clone_stats(classes, units=len(units), considered=int(keep.sum()),
+                        skipped_trivial={r: counts.get(r, 0) for r in REASONS},
+                        skipped_short=int(short.sum()), candidate_pairs=len(pairs))
+    return CloneReport(classes, stats, threshold)

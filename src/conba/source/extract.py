@@ -1,0 +1,195 @@
+"""Cut a source file into code units: functions and methods via tree-sitter, else file / line windows.
+
+Functions are not descended into (a nested function stays part of its parent), anonymous
+functions are, so functions inside an IIFE or a callback-style module are still found.
+Functions with an empty body (``private Foo() {}``, ``fn noop() {}``, ``def f(): pass``) and
+declarations without a body are skipped: they say nothing about behaviour and would all be
+near-identical "clones" of each other. Constructors of Java, C# and C++ are named
+``Class.<init>`` (as in JVM stack traces) rather than ``Class.Class``.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from conba.source.records import Unit
+from conba.syntax.languages import GRAMMARS, get_parser, grammar_key
+
+WINDOW_LINES = 60        # fallback windows for files without a grammar (or that fail to parse)
+WHOLE_FILE_LINES = 80    # files up to this many lines are one unit
+_JS_FUNCTION_VALUES = {"arrow_function", "function_expression", "function", "generator_function"}
+_BODY_TYPES = {"block", "statement_block", "constructor_body", "compound_statement", "function_body"}
+_PY_STUB_STATEMENTS = {"pass_statement", "ellipsis", "string"}
+CONSTRUCTOR = "<init>"
+_DECLARATOR_WRAPPERS = {"pointer_declarator", "reference_declarator", "function_declarator",
+                        "parenthesized_declarator", "attributed_declarator"}
+
+
+def extract_units(path: str, text: str, language: str) -> list[Unit]:
+    """Units of one file, in source order."""
+    key = grammar_key(path, language)
+    parser = get_parser(key) if key in GRAMMARS else None
+    if parser is None:
+        return fallback_units(path, text, language)
+    src = text.encode("utf-8")
+    try:
+        tree = parser.parse(src)
+    except (ValueError, RuntimeError):
+        return fallback_units(path, text, language)
+    units: list[Unit] = []
+    _visit(tree.root_node, src, GRAMMARS[key], [], path, language, units)
+    if not units and tree.root_node.has_error:
+        return fallback_units(path, text, language)
+    return units
+
+
+def fallback_units(path: str, text: str, language: str) -> list[Unit]:
+    """The whole file when short, else consecutive windows of ``WINDOW_LINES`` lines."""
+    from pathlib import Path
+
+    lines = text.splitlines()
+    if not any(line.strip() for line in lines):
+        return []
+    stem = Path(path).stem
+    if len(lines) <= WHOLE_FILE_LINES:
+        return [Unit(path, stem, language, 1, max(len(lines), 1), text, kind="file")]
+    units = []
+    for start in range(0, len(lines), WINDOW_LINES):
+        chunk = lines[start:start + WINDOW_LINES]
+        if not any(line.strip() for line in chunk):
+            continue
+        end = start + len(chunk)
+        units.append(Unit(path, f"{stem}:L{start + 1}-{end}", language, start + 1, end,
+                          "\n".join(chunk) + "\n", kind="window"))
+    return units
+
+
+def _text(node: Any, src: bytes) -> str:
+    return src[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
+
+
+def _visit(node: Any, src: bytes, grammar: Any, scope: list[str], path: str, language: str,
+           out: list[Unit]) -> None:
+    for child in node.named_children:
+        kind = child.type
+        if kind in grammar.functions:
+            _emit(child, child, _function_name(child, src), src, scope, path, language, out)
+            continue
+        js_fn = _js_function_binding(child, src)
+        if js_fn is not None:
+            span, name = js_fn
+            _emit(span, span, name, src, scope, path, language, out, binding=True)
+            continue
+        if kind in grammar.containers:
+            name = _container_name(child, src)
+            _visit(child, src, grammar, scope + [name] if name else scope, path, language, out)
+            continue
+        _visit(child, src, grammar, scope, path, language, out)
+
+
+def _emit(node: Any, span: Any, name: str | None, src: bytes, scope: list[str], path: str,
+          language: str, out: list[Unit], binding: bool = False) -> None:
+    # re-indent the first line like the others so dedent works for methods
+    line_start = src.rfind(b"\n", 0, span.start_byte) + 1
+    prefix = src[line_start:span.start_byte].decode("utf-8", errors="replace")
+    indent = prefix if not prefix.strip() else ""
+    code = textwrap.dedent(indent + _text(span, src))
+    if not binding and "\n" not in code.strip() and code.rstrip().endswith(";"):
+        return  # a declaration without a body
+    if _empty_body(node):
+        return
+    receiver = _go_receiver(node, src)
+    parts = scope + ([receiver] if receiver else []) + (name.split(".") if name else ["<anonymous>"])
+    if node.type == "constructor_declaration" or (
+            language in ("cpp", "c") and len(parts) >= 2 and _bare(parts[-1]) == _bare(parts[-2])):
+        parts[-1] = CONSTRUCTOR
+    out.append(Unit(path, ".".join(parts), language, span.start_point[0] + 1, span.end_point[0] + 1,
+                    code.rstrip() + "\n"))
+
+
+def _bare(name: str) -> str:
+    """``Foo<T>`` -> ``Foo`` (C++ template arguments)."""
+    return name.split("<", 1)[0].strip()
+
+
+def _empty_body(node: Any) -> bool:
+    """Whether a function's body holds nothing but comments (or, in Python, only ``pass``/``...``/a docstring).
+    C++ constructors with a member initializer list are not empty."""
+    body = node.child_by_field_name("body")
+    if body is None:
+        body = next((c for c in node.named_children if c.type in _BODY_TYPES), None)
+    if body is not None and body.type == "function_body":  # Kotlin: { block } or = expression
+        inner = body.named_children
+        body = inner[0] if len(inner) == 1 and inner[0].type == "block" else None
+    if body is None or body.type not in _BODY_TYPES:
+        return False  # expression bodies (arrow functions, Kotlin `= x`), Ruby: never empty here
+    if any(c.type == "field_initializer_list" for c in node.named_children):
+        return False
+    statements = [c for c in body.named_children if "comment" not in c.type]
+    if node.type == "function_definition" and body.type == "block":  # Python
+        return all(_python_stub(c) for c in statements)
+    return not statements
+
+
+def _python_stub(node: Any) -> bool:
+    if node.type == "pass_statement":
+        return True
+    return node.type == "expression_statement" and all(c.type in _PY_STUB_STATEMENTS for c in node.named_children)
+
+
+def _function_name(node: Any, src: bytes) -> str | None:
+    name = node.child_by_field_name("name")
+    if name is not None:
+        return _text(name, src)
+    decl = node.child_by_field_name("declarator")  # C / C++
+    while decl is not None and decl.type in _DECLARATOR_WRAPPERS:
+        inner = decl.child_by_field_name("declarator")
+        if inner is None:
+            break
+        decl = inner
+    if decl is not None:
+        return _text(decl, src).replace("::", ".")
+    return None
+
+
+def _container_name(node: Any, src: bytes) -> str | None:
+    for field in ("name", "type"):
+        n = node.child_by_field_name(field)
+        if n is not None:
+            return _text(n, src).replace("::", ".")
+    return None
+
+
+def _go_receiver(node: Any, src: bytes) -> str | None:
+    if node.type != "method_declaration":
+        return None
+    receiver = node.child_by_field_name("receiver")
+    if receiver is None:
+        return None
+    stack = [receiver]
+    while stack:
+        n = stack.pop(0)
+        if n.type == "type_identifier":
+            return _text(n, src)
+        stack.extend(n.named_children)
+    return None
+
+
+def _js_function_binding(node: Any, src: bytes) -> tuple[Any, str] | None:
+    """``const f = (x) => ...`` / ``exports.f = function () {...}``: (span node, name)."""
+    if node.type in ("lexical_declaration", "variable_declaration"):
+        decls = [c for c in node.named_children if c.type == "variable_declarator"]
+        if len(decls) == 1:
+            value = decls[0].child_by_field_name("value")
+            name = decls[0].child_by_field_name("name")
+            if value is not None and name is not None and value.type in _JS_FUNCTION_VALUES:
+                return node, _text(name, src)
+    if node.type == "expression_statement" and node.named_children:
+        expr = node.named_children[0]
+        if expr.type == "assignment_expression":
+            right = expr.child_by_field_name("right")
+            left = expr.child_by_field_name("left")
+            if right is not None and left is not None and right.type in _JS_FUNCTION_VALUES:
+                return node, _text(left, src).split(".")[-1]
+    return None

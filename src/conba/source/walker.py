@@ -1,0 +1,201 @@
+"""Find the source files under some paths, respecting ``.gitignore`` and skipping vendored directories.
+
+Content checks (binary, UTF-8, generated) happen later, when a file is read; the walker only
+looks at names, sizes and links so that unchanged files are never opened.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conba.errors import SourceError
+from conba.source.filters import DEFAULT_MAX_FILE_SIZE, Skip, check_size, index_error_message, is_excluded_dir
+from conba.syntax.languages import detect_language
+
+
+@dataclass
+class Candidate:
+    path: str          # absolute, symlinks kept as the user sees them
+    language: str
+    size: int
+    mtime_ns: int
+    explicit: bool = False  # named on the command line (problems are errors, not skips)
+
+
+@dataclass
+class Discovery:
+    files: list[Candidate] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    roots: list[str] = field(default_factory=list)                 # absolute dirs walked
+
+
+class _Ignores:
+    """The stack of ``.gitignore`` specs that apply to a directory (deepest wins)."""
+
+    def __init__(self, specs: tuple[tuple[Path, Any], ...] = ()):
+        self.specs = specs
+
+    def enter(self, directory: Path) -> _Ignores:
+        """Raises OSError when ``directory`` cannot be searched (the walker then skips it)."""
+        gi = directory / ".gitignore"
+        try:
+            os.stat(gi)
+        except OSError as exc:
+            if exc.errno in (errno.EACCES, errno.EPERM):
+                raise  # the folder itself cannot be searched
+            return self  # no .gitignore (or a broken / looping link to one)
+        if not gi.is_file():
+            return self
+        try:
+            import pathspec
+
+            lines = gi.read_text(encoding="utf-8", errors="replace").splitlines()
+            spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        except (OSError, ValueError):
+            return self
+        return _Ignores((*self.specs, (directory, spec)))
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        for base, spec in reversed(self.specs):
+            try:
+                rel = path.relative_to(base).as_posix()
+            except ValueError:
+                continue
+            result = spec.check_file(rel + "/" if is_dir else rel)
+            if result.include is not None:
+                return bool(result.include)
+        return False
+
+
+def _parent_ignores(root: Path) -> _Ignores:
+    """``.gitignore`` files of the enclosing git repository, from its top down to ``root``'s parent."""
+    chain: list[Path] = []
+    d = root.parent
+    while True:
+        chain.append(d)
+        if (d / ".git").exists() or d.parent == d:
+            break
+        d = d.parent
+    if not (chain[-1] / ".git").exists():
+        return _Ignores()
+    ignores = _Ignores()
+    for d in reversed(chain):
+        ignores = ignores.enter(d)
+    return ignores
+
+
+def _candidate(path: Path, explicit: bool, max_size: int) -> Candidate:
+    language = detect_language(path)
+    if language is None:
+        raise Skip(path, "unsupported language",
+                   f"unsupported language (extension '{path.suffix or '(none)'}')")
+    try:
+        st = os.stat(path)
+    except PermissionError:
+        raise Skip(path, "unreadable", "unreadable (permission denied)") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Skip(path, "symlink loop") from None
+        raise Skip(path, "unreadable", f"unreadable ({exc.strerror or exc})") from None
+    check_size(path, st.st_size, max_size)
+    return Candidate(str(path), language, st.st_size, st.st_mtime_ns, explicit)
+
+
+def discover(paths: Iterable[str | os.PathLike], max_size: int = DEFAULT_MAX_FILE_SIZE,
+             exclude: Iterable[str | os.PathLike] = ()) -> Discovery:
+    """Walk ``paths`` (files or directories). Raises :class:`SourceError` for a bad explicit path."""
+    out = Discovery()
+    excluded = {os.path.realpath(p) for p in exclude}
+    seen: set[str] = set()
+    for raw in paths:
+        path = Path(os.path.abspath(raw))
+        if not os.path.lexists(path):
+            raise SourceError(f"{raw}: no such file or directory")
+        try:
+            is_dir = path.is_dir()
+        except OSError as exc:
+            raise SourceError(f"{raw}: {'symlink loop' if exc.errno == errno.ELOOP else exc.strerror}") from None
+        if is_dir:
+            out.roots.append(str(path))
+            _walk(path, _parent_ignores(path), out, max_size, excluded, seen)
+            continue
+        try:
+            cand = _candidate(path, True, max_size)
+        except Skip as exc:
+            raise SourceError(index_error_message(exc)) from None
+        if _first_time(cand, seen):
+            out.files.append(cand)
+    return out
+
+
+def _first_time(cand: Candidate, seen: set[str]) -> bool:
+    """Files reachable twice (through symlinks) are indexed once."""
+    real = os.path.realpath(cand.path)
+    if real in seen:
+        return False
+    seen.add(real)
+    return True
+
+
+def _walk(root: Path, ignores: _Ignores, out: Discovery, max_size: int, excluded: set[str],
+          seen: set[str]) -> None:
+    # iterative DFS; each entry carries the real paths of its ancestors to detect symlink loops
+    stack: list[tuple[Path, _Ignores, frozenset[str]]] = [(root, ignores, frozenset())]
+    while stack:
+        directory, ign, ancestors = stack.pop()
+        real = os.path.realpath(directory)
+        if real in ancestors:
+            out.skipped.append((str(directory), "symlink loop"))
+            continue
+        if real in excluded:
+            continue
+        try:  # an unreadable directory (no r or x permission...) is skipped and counted, like a file
+            ign = ign.enter(directory)
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            out.skipped.append((str(directory), "symlink loop" if exc.errno == errno.ELOOP else "unreadable"))
+            continue
+        subdirs: list[Path] = []
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                is_dir = entry.is_dir()
+                is_file = entry.is_file()
+            except OSError:
+                is_dir = is_file = False
+            if is_dir:
+                if is_excluded_dir(path):
+                    if not path.name.startswith("."):
+                        out.skipped.append((str(path), "vendored directory"))
+                elif ign.ignored(path, True):
+                    out.skipped.append((str(path), "gitignored"))
+                else:
+                    subdirs.append(path)
+                continue
+            if not is_file:
+                if entry.is_symlink():
+                    try:
+                        os.stat(path)
+                        reason = "not a regular file"
+                    except OSError as exc:
+                        reason = "symlink loop" if exc.errno == errno.ELOOP else "broken symlink"
+                    out.skipped.append((str(path), reason))
+                continue
+            if entry.name.startswith("."):
+                continue  # dotfiles (.gitignore, .eslintrc.js...) are configuration, not code
+            if ign.ignored(path, False):
+                out.skipped.append((str(path), "gitignored"))
+                continue
+            try:
+                cand = _candidate(path, False, max_size)
+            except Skip as exc:
+                out.skipped.append((exc.path, exc.reason))
+                continue
+            if _first_time(cand, seen):
+                out.files.append(cand)
+        stack.extend((d, ign, ancestors | {real}) for d in reversed(subdirs))

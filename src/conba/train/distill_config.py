@@ -1,0 +1,58 @@
+"""DistillConfig: the settings of ``conba distill`` (saved in the run's distill.json); no torch here, so the
+command line can take its defaults from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+from conba.errors import ConfigError
+from conba.utils.config_keys import JsonConfig
+
+
+@dataclass
+class DistillConfig(JsonConfig):
+    config_name: ClassVar[str] = "distill config"
+    teacher: str = "default"
+    out: str = "runs/student"
+    layers: list[int] = field(default_factory=lambda: [0, 2, 4])  # teacher layers the student starts from
+    data: list[str] = field(default_factory=list)   # grouped JSONL files (only their code is used)
+    source: list[str] = field(default_factory=list)  # folders / files of real source code
+    source_limit: int = 4000   # functions taken from ``source`` at most (0: all)
+    limit: int = 0             # records sampled from ``data`` (0: all)
+    dev: list[str] = field(default_factory=list)
+    dev_limit: int = 800       # records per dev file (whole groups); 0: all
+    epochs: int = 2
+    batch_size: int = 32
+    max_batch_tokens: int = 8192  # padded tokens per training batch
+    lr: float = 1e-4
+    warmup_steps: int = 50
+    weight_decay: float = 0.01
+    temperature: float = 0.05
+    sim_weight: float = 1.0
+    checkpoint_every: int = 50
+    time_budget: float = 0.0   # seconds of training at most (0: none); the epoch in progress is then scored
+    seed: int = 0
+
+    def validate(self) -> DistillConfig:
+        for name in ("epochs", "batch_size", "checkpoint_every"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not self.layers:
+            raise ConfigError("layers: name at least one teacher layer to keep, e.g. 0,2,4")
+        if self.lr <= 0 or self.temperature <= 0 or self.sim_weight < 0:
+            raise ConfigError("lr and temperature must be > 0, sim_weight >= 0")
+        if not self.data and not self.source:
+            raise ConfigError("nothing to learn from: pass --data FILE.jsonl and/or --source DIR")
+        for path in [*self.data, *self.dev]:
+            if not Path(path).is_file():
+                raise FileNotFoundError(f"{path}: data file not found")
+        return self
+
+    def signature(self) -> dict:
+        """What must match to resume a checkpoint (everything but where and how long)."""
+        d = self.to_dict()
+        for k in ("out", "checkpoint_every", "time_budget", "epochs"):
+            d.pop(k)
+        return d
