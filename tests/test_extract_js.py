@@ -80,3 +80,12 @@ def test_a_groups_member_finds_the_unit_that_starts_at_its_doc_comment(tmp_path:
     found, missing = groups.resolve(units)
     assert found == {0: "p/commonprefix"}
     assert [m.group for m in missing] == ["p/other", "p/early"]
+
+
+def test_a_doc_comment_above_leaves_a_trivial_function_trivial() -> None:
+    """Block-comment lines without a ``*`` margin (``{Object}``, ``=>`` in prose) are not the signature."""
+    from conba.index.trivial import trivial_reason
+
+    code = "/*\n  Returns the value {x} => unchanged.\n*/\nfunction f(x) {\n  return x;\n}\n"
+    [u] = _units(code)
+    assert u.code.startswith("/*") and trivial_reason(u) == "empty"
