@@ -39,6 +39,7 @@ _TEST_NAME = re.compile(r"^(test|Test)($|[_A-Z0-9])")
 _TEST_FILE = re.compile(r"test_.+|.+_test|.+Tests?|.+_spec")  # the file name up to its first dot
 _TEST_SUFFIX = re.compile(r"\.(test|spec)\.\w+$")
 _COMMENT = re.compile(r"^(//|#|/\*|\*|--|<!--|\"\"\"|''')")
+_LEADING_BLOCK_COMMENTS = re.compile(r"\A(?:\s*/\*.*?\*/)+", re.DOTALL)  # a doc comment above the function
 _CLOSING = re.compile(r"^[\s\]\)\};,]*$|^end[\s;)]*$")
 _LINE_BODY_LANGUAGES = frozenset({"ruby", "lua", "elixir", "julia"})  # def ... end: body = lines after the first
 _PY_SIGNATURE_END = re.compile(r"\)\s*(->\s*[^:]+)?:")
@@ -53,7 +54,7 @@ _SETTER_BODY = re.compile(rf"^{_FIELD}\s*=\s*{_FIELD}\s*;?$")
 
 def body_lines(code: str, language: str) -> list[str]:
     """The code lines of a function's body: no signature, blank lines, comments or closing brackets."""
-    lines = [line.strip() for line in code.splitlines()]
+    lines = [line.strip() for line in _LEADING_BLOCK_COMMENTS.sub("", code).splitlines()]
     lines = [line for line in lines if line and not _COMMENT.match(line)]
     for k, line in enumerate(lines if language not in _LINE_BODY_LANGUAGES else ()):
         start = _body_start(line, language)

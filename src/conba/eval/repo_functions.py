@@ -63,14 +63,16 @@ class FunctionGroups:
 
     def resolve(self, units: Sequence[Unit]) -> tuple[dict[int, str], list[Member]]:
         """({row in ``units``: group} for every member the index holds, members it lacks). A member matches
-        the unit of the same file and first line (its qualified name too, when several units start there)."""
+        the unit of the same file and first line (its qualified name too, when several units start there), else
+        the unit of that file and last name whose lines hold the member's line (a unit that starts at its doc
+        comment, for a groups file written when units started at the function's own first line)."""
         at: dict[tuple[str, int], list[tuple[int, Unit]]] = {}
         for row, u in enumerate(units):
             at.setdefault((os.path.realpath(u.file), u.start_line), []).append((row, u))
         found: dict[int, str] = {}
         missing: list[Member] = []
         for m in self.members:
-            cands = at.get((os.path.realpath(m.file), m.line), [])
+            cands = at.get((os.path.realpath(m.file), m.line), []) or _enclosing(units, m)
             if len(cands) > 1:
                 cands = [c for c in cands if c[1].qualname == m.name] or cands[:1]
             if cands:
@@ -78,6 +80,16 @@ class FunctionGroups:
             else:
                 missing.append(m)
         return found, missing
+
+
+def _enclosing(units: Sequence[Unit], m: Member) -> list[tuple[int, Unit]]:
+    path, last = os.path.realpath(m.file), _last_name(m.name)
+    return [(row, u) for row, u in enumerate(units) if u.start_line < m.line <= u.end_line
+            and _last_name(u.qualname) == last and os.path.realpath(u.file) == path]
+
+
+def _last_name(qualname: str) -> str:
+    return re.split(r"[.:#]", qualname)[-1]
 
 
 def is_function_groups(path: str | os.PathLike) -> bool:

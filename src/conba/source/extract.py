@@ -4,7 +4,10 @@ Functions are not descended into (a nested function stays part of its parent), a
 functions are, so functions inside an IIFE or a callback-style module are still found.
 Functions with an empty body (``private Foo() {}``, ``fn noop() {}``, ``def f(): pass``) and
 declarations without a body are skipped: they say nothing about behaviour and would all be
-near-identical "clones" of each other. Constructors of Java, C# and C++ are named
+near-identical "clones" of each other. The comments directly above a function (no blank line between) are
+part of its unit and its first line, as a Python docstring is part of its function: the shipped model
+reads ``code+docs``, and a port keeps the doc comment (JSDoc above ``Foo.prototype.bar = function``,
+the docstring of ``def bar``). Constructors of Java, C# and C++ are named
 ``Class.<init>`` (as in JVM stack traces) rather than ``Class.Class``.
 """
 
@@ -90,22 +93,36 @@ def _visit(node: Any, src: bytes, grammar: Any, scope: list[str], path: str, lan
 
 def _emit(node: Any, span: Any, name: str | None, src: bytes, scope: list[str], path: str,
           language: str, out: list[Unit], binding: bool = False) -> None:
-    # re-indent the first line like the others so dedent works for methods
-    line_start = src.rfind(b"\n", 0, span.start_byte) + 1
-    prefix = src[line_start:span.start_byte].decode("utf-8", errors="replace")
-    indent = prefix if not prefix.strip() else ""
-    code = textwrap.dedent(indent + _text(span, src))
-    if not binding and "\n" not in code.strip() and code.rstrip().endswith(";"):
+    own = _text(span, src)
+    if not binding and "\n" not in own.strip() and own.rstrip().endswith(";"):
         return  # a declaration without a body
     if _empty_body(node):
         return
+    first = doc_comment_start(span, src)
+    # re-indent the first line like the others so dedent works for methods
+    line_start = src.rfind(b"\n", 0, first.start_byte) + 1
+    prefix = src[line_start:first.start_byte].decode("utf-8", errors="replace")
+    indent = prefix if not prefix.strip() else ""
+    code = textwrap.dedent(indent + src[first.start_byte:span.end_byte].decode("utf-8", errors="replace"))
     receiver = _go_receiver(node, src)
     parts = scope + ([receiver] if receiver else []) + (name.split(".") if name else ["<anonymous>"])
     if node.type == "constructor_declaration" or (
             language in ("cpp", "c") and len(parts) >= 2 and _bare(parts[-1]) == _bare(parts[-2])):
         parts[-1] = CONSTRUCTOR
-    out.append(Unit(path, ".".join(parts), language, span.start_point[0] + 1, span.end_point[0] + 1,
+    out.append(Unit(path, ".".join(parts), language, first.start_point[0] + 1, span.end_point[0] + 1,
                     code.rstrip() + "\n"))
+
+
+def doc_comment_start(span: Any, src: bytes) -> Any:
+    """The first of the comments directly above ``span`` (each on its own lines, no blank line between
+    them or before ``span``), else ``span``: a function's doc comment (JSDoc, Javadoc, ``///``, ``//``
+    lines) is part of its unit, as a Python docstring is part of its function."""
+    first = span
+    prev = span.prev_sibling
+    while (prev is not None and "comment" in prev.type and prev.end_point[0] + 1 == first.start_point[0]
+           and not src[src.rfind(b"\n", 0, prev.start_byte) + 1:prev.start_byte].strip()):
+        first, prev = prev, prev.prev_sibling
+    return first
 
 
 def _bare(name: str) -> str:
@@ -191,5 +208,15 @@ def _js_function_binding(node: Any, src: bytes) -> tuple[Any, str] | None:
             right = expr.child_by_field_name("right")
             left = expr.child_by_field_name("left")
             if right is not None and left is not None and right.type in _JS_FUNCTION_VALUES:
-                return node, _text(left, src).split(".")[-1]
+                return node, js_assigned_name(_text(left, src))
     return None
+
+
+def js_assigned_name(target: str) -> str:
+    """The name of a function assigned to ``target``: ``Foo.prototype.bar`` -> ``Foo.bar`` (the method of
+    class ``Foo``, as a Java or Python port names it), ``Foo.bar`` -> ``Foo.bar``, ``exports.f`` /
+    ``module.exports.f`` / ``this.f`` / ``self.f`` -> ``f``."""
+    parts = [p.strip() for p in target.split(".") if p.strip() and p.strip() != "prototype"]
+    while len(parts) > 1 and parts[0] in ("module", "exports", "this", "self", "window", "global"):
+        parts = parts[1:]
+    return ".".join(parts) or target
