@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conba.eval.repo_functions import FunctionGroups, Member
-from conba.index.extract import extract_units, js_assigned_name
+from conba.source.extract import extract_units, js_assigned_name
 
 PROTO = ("var x = 1;\n\n"
          "/**\n * Determine the common prefix of two strings.\n * @param {string} a First string.\n */\n"
@@ -84,7 +84,7 @@ def test_a_groups_member_finds_the_unit_that_starts_at_its_doc_comment(tmp_path:
 
 def test_a_doc_comment_above_leaves_a_trivial_function_trivial() -> None:
     """Block-comment lines without a ``*`` margin (``{Object}``, ``=>`` in prose) are not the signature."""
-    from conba.index.trivial import trivial_reason
+    from conba.clones.trivial import trivial_reason
 
     code = "/*\n  Returns the value {x} => unchanged.\n*/\nfunction f(x) {\n  return x;\n}\n"
     [u] = _units(code)
