@@ -92,12 +92,8 @@ def read_source(path: str | Path, max_size: int = DEFAULT_MAX_FILE_SIZE) -> str:
             data = fh.read(max_size + 1)
     except Skip:
         raise
-    except PermissionError:
-        raise Skip(path, "unreadable", "unreadable (permission denied)") from None
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise Skip(path, "symlink loop") from None
-        raise Skip(path, "unreadable", f"unreadable ({exc.strerror or exc})") from None
+        raise os_error_skip(path, exc) from None
     check_size(path, len(data), max_size)
     if b"\0" in data[:8192]:
         raise Skip(path, "binary", "binary file (contains NUL bytes)")
@@ -116,3 +112,12 @@ def read_source(path: str | Path, max_size: int = DEFAULT_MAX_FILE_SIZE) -> str:
     if not text.strip():
         raise Skip(path, "empty")
     return text
+
+
+def os_error_skip(path: Path, exc: OSError) -> Skip:
+    """The :class:`Skip` for a file that the OS would not let us stat or read."""
+    if isinstance(exc, PermissionError):
+        return Skip(path, "unreadable", "unreadable (permission denied)")
+    if exc.errno == errno.ELOOP:
+        return Skip(path, "symlink loop")
+    return Skip(path, "unreadable", f"unreadable ({exc.strerror or exc})")

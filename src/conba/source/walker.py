@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from conba.errors import SourceError
-from conba.source.filters import DEFAULT_MAX_FILE_SIZE, Skip, check_size, index_error_message, is_excluded_dir
+from conba.source.filters import (
+    DEFAULT_MAX_FILE_SIZE,
+    Skip,
+    check_size,
+    index_error_message,
+    is_excluded_dir,
+    os_error_skip,
+)
 from conba.syntax.languages import detect_language
 
 
@@ -96,12 +103,8 @@ def _candidate(path: Path, explicit: bool, max_size: int) -> Candidate:
                    f"unsupported language (extension '{path.suffix or '(none)'}')")
     try:
         st = os.stat(path)
-    except PermissionError:
-        raise Skip(path, "unreadable", "unreadable (permission denied)") from None
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise Skip(path, "symlink loop") from None
-        raise Skip(path, "unreadable", f"unreadable ({exc.strerror or exc})") from None
+        raise os_error_skip(path, exc) from None
     check_size(path, st.st_size, max_size)
     return Candidate(str(path), language, st.st_size, st.st_mtime_ns, explicit)
 
