@@ -168,7 +168,9 @@ def test_config_validation_and_round_trip(tmp_path):
 def _weights(folder: Path) -> dict[str, torch.Tensor]:
     from safetensors.torch import load_file
 
-    return load_file(str(folder / "model.safetensors"))
+    from conba.encoder.backbone import nested_backbone
+
+    return load_file(str(Path(nested_backbone(str(folder))) / "model.safetensors"))
 
 
 @pytest.mark.slow
@@ -178,8 +180,8 @@ def test_pretrain_writes_a_backbone_that_conba_train_accepts(backbone, data, tmp
     from conba.pretrain import pretrain
 
     out = pretrain(_cfg(backbone, data, tmp_path / "bb", objective=objective), progress=False, log=lambda m: None)
-    for name in ("config.json", "model.safetensors", "pretrain_config.json", "pretrain_history.json",
-                 "pretrain_curves.png", "pretrain_result.json"):
+    for name in ("backbone/config.json", "backbone/model.safetensors", "pretrain_config.json",
+                 "pretrain_history.json", "pretrain_curves.png", "pretrain_result.json"):
         assert (out / name).exists(), name
     assert not (out / ".checkpoint").exists()
     new, old = _weights(out), _weights(backbone)
@@ -247,3 +249,36 @@ def test_cli_pretrain(backbone, data, tmp_path):
     assert missing.exit_code == 1 and "no such file" in missing.output
     help_text = runner.invoke(cli, ["pretrain", "--help"]).output
     assert "Examples" in help_text and "--objective" in help_text
+
+
+def test_a_crash_while_the_backbone_is_swapped_keeps_the_previous_one(backbone, tmp_path, monkeypatch):
+    """`conba pretrain -o OUT` swaps OUT/backbone with utils.io.replace_dir: killed between its two
+    renames (faked by failing the second os.replace), OUT still loads, as the previous backbone."""
+    import shutil
+
+    from conba.encoder.backbone import load_hf
+    from conba.utils import io
+
+    out = tmp_path / "out"
+    shutil.copytree(backbone, out / "backbone")
+    before = _weights(out)
+    new = tmp_path / "new"
+    shutil.copytree(backbone, new)
+    (new / "model.safetensors").write_bytes(b"not the previous weights")
+    calls = []
+    real = io.os.replace
+
+    def crash_on_second(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # the process dies between "backbone -> backbone.old" and "new -> backbone"
+        return real(src, dst)
+
+    monkeypatch.setattr(io.os, "replace", crash_on_second)
+    with pytest.raises(KeyboardInterrupt):
+        io.replace_dir(new, out / "backbone")
+    monkeypatch.undo()
+    assert not (out / "backbone").exists() and (out / "backbone.old").is_dir()
+    _, model = load_hf(str(out))  # `--backbone OUT` finds backbone.old
+    assert all(torch.equal(before[k], v) for k, v in _weights(out).items())
+    assert model is not None

@@ -75,13 +75,28 @@ def resolve_path(name_or_path: str) -> str:
     return str(name_or_path)
 
 
+BACKBONE_DIR = "backbone"  # where `conba pretrain -o OUT` puts the backbone it trained
+
+
+def nested_backbone(path: str) -> str:
+    """``path``, or ``path/backbone`` (or the ``backbone.old`` a crash mid-swap left) when ``path`` is a
+    folder without a model of its own that holds one there, as `conba pretrain -o OUT` writes it."""
+    from conba.utils.io import existing_dir
+
+    folder = Path(path)
+    if not folder.is_dir() or (folder / "config.json").is_file():
+        return path
+    nested = existing_dir(folder / BACKBONE_DIR)
+    return str(nested) if (nested / "config.json").is_file() else path
+
+
 def load_hf(name_or_path: str):
     """Load (tokenizer, model) with transformers, with a clear error when offline."""
     from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
-    path = resolve_path(name_or_path)
+    path = nested_backbone(resolve_path(name_or_path))
     local = Path(path).exists()
     if not local and ("/" not in path or path.startswith((".", "/"))) and not is_embedded(name_or_path):
         if path.startswith((".", "/")):

@@ -12,7 +12,6 @@ plus ``pretrain_config.json``, ``pretrain_history.json``, ``pretrain_curves.png`
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from conba.encoder.backbone import BACKBONE_DIR
 from conba.errors import UsageError
 from conba.pretrain.config import CONFIG_NAME, PretrainConfig
 from conba.pretrain.corpus import read_texts, windows
@@ -28,7 +28,7 @@ from conba.pretrain.mlm import MLMHead, mlm_loss
 from conba.pretrain.rtd import DiscriminatorHead, Generator, discriminator_loss, generator_step
 from conba.train.checkpoint import load_checkpoint, remove_checkpoint, save_checkpoint
 from conba.train.loop import autocast, optimizer_step
-from conba.utils.io import read_json, write_json_atomic
+from conba.utils.io import read_json, replace_dir, write_json_atomic
 
 RESULT_NAME = "pretrain_result.json"
 LOG_EVERY = 10
@@ -211,13 +211,13 @@ class Pretrainer:
         return self.out
 
     def _finish(self, seconds: float, tokens: int, steps_run: int) -> None:
-        tmp = self.out / ".final.tmp"
+        # The backbone goes to OUT/backbone in one crash-safe swap (utils.io.replace_dir: a crash leaves
+        # the previous backbone or its .old copy, which loading falls back to); `--backbone OUT` finds it.
+        tmp = self.out / ".backbone.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         self.model.save_pretrained(tmp, safe_serialization=True)
         self.tokenizer.save_pretrained(tmp)
-        for f in tmp.iterdir():
-            os.replace(f, self.out / f.name)
-        shutil.rmtree(tmp, ignore_errors=True)
+        replace_dir(tmp, self.out / BACKBONE_DIR)
         write_json_atomic(self.out / "pretrain_history.json", self.history)
         _plot(self.history, self.out / "pretrain_curves.png", self.cfg)
         last = self.history[-1] if self.history else {}
