@@ -45,6 +45,7 @@ def test_entry_knobs_name_grammars_of_their_language() -> None:
         assert (lang.open_tag is None) == (lang.tagless_grammar is None), lang.name
         if lang.rules is not None:
             assert lang.rules.family, f"{lang.name}: Rules.family is empty"
+        assert lang.grammar is None or lang.highlight, f"{lang.name}: no Pygments lexer for the report"
 
 
 def test_derived_views_equal_the_table() -> None:

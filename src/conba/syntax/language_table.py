@@ -65,6 +65,7 @@ class Language:
     retry_grammar: str | None = None   # a snippet parsed with errors is tried with this one too
     open_tag: str | None = None        # a snippet without this marker is parsed with ``tagless_grammar``
     tagless_grammar: str | None = None
+    highlight: str | None = None       # Pygments lexer of the HTML clone report; None: plain text
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -77,9 +78,9 @@ def _g(module: str, functions: str, containers: str, attr: str = "language", con
     return Grammar(module, attr, _set(functions), _set(containers), _set(constructors), class_named_constructors)
 
 
-def _plain(name: str, extensions: str) -> Language:
+def _plain(name: str, extensions: str, highlight: str | None = None) -> Language:
     """A language without a grammar: whole-file / windowed units, no view."""
-    return Language(name, tuple(extensions.split()))
+    return Language(name, tuple(extensions.split()), highlight=highlight)
 
 
 _C_PREPROC = "preproc_if preproc_ifdef preproc_else preproc_elif preproc_elifdef"
@@ -107,7 +108,8 @@ _ENTRIES: list[Language] = [
                    imports=_set("import_statement import_from_statement future_import_statement"),
                    functions=_set("function_definition"), classes=_set("class_definition"),
                    transparent=_set("block"), wrappers=_set("decorated_definition"), script=True,
-                   family="python")),
+                   family="python"),
+             highlight="python"),
     Language("java", (".java",),
              _g("tree_sitter_java", "method_declaration constructor_declaration",
                 "class_declaration interface_declaration enum_declaration record_declaration",
@@ -119,7 +121,8 @@ _ENTRIES: list[Language] = [
                                 "annotation_type_declaration"),
                    transparent=_set("class_body interface_body enum_body enum_body_declarations "
                                     "annotation_type_body"),
-                   static_main=True, family="java")),
+                   static_main=True, family="java"),
+             highlight="java"),
     # ``.h`` headers are parsed with the C++ grammar (a superset for function definitions): often C++
     Language("c", (".c", ".h"),
              _g("tree_sitter_c", "function_definition", "", class_named_constructors=True),
@@ -127,7 +130,7 @@ _ENTRIES: list[Language] = [
                    functions=_set("function_definition"),
                    transparent=_set(_C_PREPROC + " linkage_specification declaration_list"),
                    macros=_set("preproc_def preproc_function_def type_definition"), family="c"),
-             extension_grammars={".h": "cpp"}),
+             extension_grammars={".h": "cpp"}, highlight="c"),
     Language("cpp", (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".ipp", ".tpp"),
              _g("tree_sitter_cpp", "function_definition", "class_specifier struct_specifier namespace_definition",
                 class_named_constructors=True),
@@ -138,7 +141,8 @@ _ENTRIES: list[Language] = [
                                     "field_declaration_list"),
                    wrappers=_set("template_declaration"),
                    macros=_set("preproc_def preproc_function_def type_definition alias_declaration"),
-                   family="cpp")),
+                   family="cpp"),
+             highlight="cpp"),
     Language("csharp", (".cs",),
              _g("tree_sitter_c_sharp", "method_declaration constructor_declaration local_function_statement",
                 "class_declaration struct_declaration interface_declaration record_declaration "
@@ -149,55 +153,61 @@ _ENTRIES: list[Language] = [
                                   "operator_declaration conversion_operator_declaration local_function_statement"),
                    classes=_set("class_declaration struct_declaration interface_declaration record_declaration"),
                    transparent=_set("namespace_declaration declaration_list"),
-                   wrappers=_set("global_statement"), static_main=True, family="csharp")),
+                   wrappers=_set("global_statement"), static_main=True, family="csharp"),
+             highlight="csharp"),
     Language("javascript", (".js", ".mjs", ".cjs", ".jsx"),
              _g("tree_sitter_javascript", _JS_FUNCS, _JS_CONTAINERS),
              Rules(comments=_set("comment html_comment"), imports=_set("import_statement"),
                    functions=_set(_JS_FUNCS), classes=_set("class_declaration"),
                    transparent=_set("class_body"), wrappers=_set("export_statement"), script=True,
-                   family="javascript")),
+                   family="javascript"),
+             highlight="javascript"),
     # JSX inside a ``.ts`` snippet: the TSX grammar is tried too, and the tree with fewer errors wins
     Language("typescript", (".ts", ".mts", ".cts", ".tsx"),
              _g("tree_sitter_typescript", _JS_FUNCS, _JS_CONTAINERS + " interface_declaration",
                 attr="language_typescript"),
              _TS_RULES,
              variants={"tsx": _g("tree_sitter_typescript", _JS_FUNCS, _JS_CONTAINERS, attr="language_tsx")},
-             extension_grammars={".tsx": "tsx"}, retry_grammar="tsx"),
+             extension_grammars={".tsx": "tsx"}, retry_grammar="tsx", highlight="typescript"),
     Language("go", (".go",),
              _g("tree_sitter_go", "function_declaration method_declaration", ""),
              Rules(comments=_set("comment"), imports=_set("package_clause import_declaration"),
-                   functions=_set("function_declaration method_declaration"), family="go")),
+                   functions=_set("function_declaration method_declaration"), family="go"),
+             highlight="go"),
     Language("rust", (".rs",),
              _g("tree_sitter_rust", "function_item", "impl_item trait_item mod_item"),
              Rules(comments=_set("line_comment block_comment"),
                    imports=_set("use_declaration extern_crate_declaration mod_item"),
                    functions=_set("function_item function_signature_item"),
                    classes=_set("impl_item trait_item"),
-                   transparent=_set("mod_item declaration_list"), family="rust")),
+                   transparent=_set("mod_item declaration_list"), family="rust"),
+             highlight="rust"),
     Language("kotlin", (".kt", ".kts"),
              _g("tree_sitter_kotlin", "function_declaration", "class_declaration object_declaration"),
              Rules(comments=_set("line_comment block_comment"), imports=_set("package_header import"),
                    functions=_set("function_declaration"),
                    classes=_set("class_declaration object_declaration"),
-                   transparent=_set("class_body companion_object enum_class_body"), family="kotlin")),
+                   transparent=_set("class_body companion_object enum_class_body"), family="kotlin"),
+             highlight="kotlin"),
     # PHP code without a ``<?php`` tag (snippets): the plain grammar would read it all as inline HTML
     Language("php", (".php",),
              _g(*_PHP_GRAMMAR, attr="language_php"),
              _PHP_RULES,
              variants={"php-only": _g(*_PHP_GRAMMAR, attr="language_php_only")},
-             open_tag="<?", tagless_grammar="php-only"),
+             open_tag="<?", tagless_grammar="php-only", highlight="php"),
     Language("ruby", (".rb",),
              _g("tree_sitter_ruby", "method singleton_method", "class module"),
              Rules(comments=_set("comment"), imports=frozenset(),  # require lines: imports.py
                    functions=_set("method singleton_method"), classes=_set("class module"),
-                   transparent=_set("body_statement"), script=True, family="ruby")),
+                   transparent=_set("body_statement"), script=True, family="ruby"),
+             highlight="ruby"),
     # no grammar: whole-file / windowed fallback
-    _plain("scala", ".scala .sc"), _plain("swift", ".swift"), _plain("lua", ".lua"),
-    _plain("haskell", ".hs"), _plain("ocaml", ".ml"), _plain("r", ".r"), _plain("julia", ".jl"),
-    _plain("dart", ".dart"), _plain("perl", ".pl .pm"), _plain("shell", ".sh .bash"),
-    _plain("elixir", ".ex .exs"), _plain("erlang", ".erl"), _plain("clojure", ".clj"),
-    _plain("fsharp", ".fs"), _plain("vbnet", ".vb"), _plain("groovy", ".groovy"), _plain("zig", ".zig"),
-    _plain("nim", ".nim"), _plain("fortran", ".f90"), _plain("objective-c", ".m"),
+    _plain("scala", ".scala .sc", "scala"), _plain("swift", ".swift", "swift"), _plain("lua", ".lua", "lua"),
+    _plain("haskell", ".hs", "haskell"), _plain("ocaml", ".ml"), _plain("r", ".r", "r"),
+    _plain("julia", ".jl", "julia"), _plain("dart", ".dart", "dart"), _plain("perl", ".pl .pm", "perl"),
+    _plain("shell", ".sh .bash", "bash"), _plain("elixir", ".ex .exs", "elixir"), _plain("erlang", ".erl"),
+    _plain("clojure", ".clj"), _plain("fsharp", ".fs"), _plain("vbnet", ".vb"), _plain("groovy", ".groovy"),
+    _plain("zig", ".zig"), _plain("nim", ".nim"), _plain("fortran", ".f90"), _plain("objective-c", ".m"),
     _plain("objective-cpp", ".mm"),
 ]
 
