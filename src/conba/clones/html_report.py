@@ -19,18 +19,13 @@ from markupsafe import Markup
 from conba.clones.display import display_path
 from conba.clones.stats import CloneStats
 from conba.source.records import CloneClass, Unit
+from conba.syntax.language_table import TABLE
 
 MAX_CODE_LINES = 120
 MAX_PAIR_ROWS = 60     # per class; the JSONL/CSV outputs list every pair
 SHOWN_PAIR_ROWS = 6    # pairs shown before the "N more pairs" fold
 MAX_CARDS = 24         # functions shown per class
 MAX_CLASSES = 300      # classes in one report
-PYGMENTS_LEXERS = {
-    "python": "python", "java": "java", "c": "c", "cpp": "cpp", "csharp": "csharp",
-    "javascript": "javascript", "typescript": "typescript", "go": "go", "rust": "rust", "kotlin": "kotlin",
-    "php": "php", "ruby": "ruby", "scala": "scala", "swift": "swift", "lua": "lua", "haskell": "haskell",
-    "perl": "perl", "shell": "bash", "r": "r", "julia": "julia", "dart": "dart", "elixir": "elixir",
-}
 
 
 
@@ -38,7 +33,8 @@ def _lexer(language: str):
     from pygments.lexers import TextLexer, get_lexer_by_name
     from pygments.util import ClassNotFound
 
-    name = PYGMENTS_LEXERS.get(language)
+    entry = TABLE.get(language)
+    name = entry.highlight if entry is not None else None
     try:
         if name == "php":
             return get_lexer_by_name("php", startinline=True)

@@ -17,7 +17,7 @@ import textwrap
 from typing import Any
 
 from conba.source.records import Unit
-from conba.syntax.languages import GRAMMARS, get_parser, grammar_key
+from conba.syntax.languages import GRAMMARS, Grammar, get_parser, grammar_key
 
 WINDOW_LINES = 60        # fallback windows for files without a grammar (or that fail to parse)
 WHOLE_FILE_LINES = 80    # files up to this many lines are one unit
@@ -72,17 +72,17 @@ def _text(node: Any, src: bytes) -> str:
     return src[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
 
 
-def _visit(node: Any, src: bytes, grammar: Any, scope: list[str], path: str, language: str,
+def _visit(node: Any, src: bytes, grammar: Grammar, scope: list[str], path: str, language: str,
            out: list[Unit]) -> None:
     for child in node.named_children:
         kind = child.type
         if kind in grammar.functions:
-            _emit(child, child, _function_name(child, src), src, scope, path, language, out)
+            _emit(child, child, _function_name(child, src), src, grammar, scope, path, language, out)
             continue
         js_fn = _js_function_binding(child, src)
         if js_fn is not None:
             span, name = js_fn
-            _emit(span, span, name, src, scope, path, language, out, binding=True)
+            _emit(span, span, name, src, grammar, scope, path, language, out, binding=True)
             continue
         if kind in grammar.containers:
             name = _container_name(child, src)
@@ -91,8 +91,8 @@ def _visit(node: Any, src: bytes, grammar: Any, scope: list[str], path: str, lan
         _visit(child, src, grammar, scope, path, language, out)
 
 
-def _emit(node: Any, span: Any, name: str | None, src: bytes, scope: list[str], path: str,
-          language: str, out: list[Unit], binding: bool = False) -> None:
+def _emit(node: Any, span: Any, name: str | None, src: bytes, grammar: Grammar, scope: list[str],
+          path: str, language: str, out: list[Unit], binding: bool = False) -> None:
     own = _text(span, src)
     if not binding and "\n" not in own.strip() and own.rstrip().endswith(";"):
         return  # a declaration without a body
@@ -106,8 +106,8 @@ def _emit(node: Any, span: Any, name: str | None, src: bytes, scope: list[str], 
     code = textwrap.dedent(indent + src[first.start_byte:span.end_byte].decode("utf-8", errors="replace"))
     receiver = _go_receiver(node, src)
     parts = scope + ([receiver] if receiver else []) + (name.split(".") if name else ["<anonymous>"])
-    if node.type == "constructor_declaration" or (
-            language in ("cpp", "c") and len(parts) >= 2 and _bare(parts[-1]) == _bare(parts[-2])):
+    if node.type in grammar.constructors or (
+            grammar.class_named_constructors and len(parts) >= 2 and _bare(parts[-1]) == _bare(parts[-2])):
         parts[-1] = CONSTRUCTOR
     out.append(Unit(path, ".".join(parts), language, first.start_point[0] + 1, span.end_point[0] + 1,
                     code.rstrip() + "\n"))

@@ -1,5 +1,5 @@
-"""The check of a language name given by a user (the CLI and the server answer alike); the grammar
-registry (extensions, parsers) is :mod:`conba.syntax.languages`."""
+"""The check of a language name given by a user (the CLI and the server answer alike); the languages
+themselves (extensions, grammars, view rules) are declared in :mod:`conba.syntax.language_table`."""
 
 from __future__ import annotations
 

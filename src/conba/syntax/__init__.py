@@ -1,5 +1,6 @@
-"""Source-code syntax below the model: the tree-sitter grammar registry (:mod:`conba.syntax.languages`)
-and the input view (:mod:`conba.syntax.view`) that decides what of a snippet the model sees.
+"""Source-code syntax below the model: the language table (:mod:`conba.syntax.language_table`, one
+entry per language; grammar loading in :mod:`conba.syntax.languages`) and the input view
+(:mod:`conba.syntax.view`) that decides what of a snippet the model sees.
 
 Low level: imports nothing from model, index, engine, train or cli.
 """

@@ -59,7 +59,7 @@ def dead_definitions(parsed: Parsed, masked: bytes) -> DeadCode:
     top_ranges = list(_gaps(0, len(masked), top))
     local = {n for d in top if d.kind == "function" for n in d.names}
     entry = any(d.entry for d in defs) or any(
-        _runs(node, parsed.key, masked, local) for node in _top_statements(parsed.root, top_ranges, masked))
+        _runs(node, parsed.family, masked, local) for node in _top_statements(parsed.root, top_ranges, masked))
     if not entry:
         if not any(d.kind == "macro" for d in defs):
             return DeadCode([])
@@ -105,14 +105,14 @@ def _calls(node: Any, masked: bytes) -> set[bytes]:
     return set(_CALL.findall(masked, node.start_byte, node.end_byte)) - _NOT_CALLS
 
 
-def _runs(node: Any, key: str, masked: bytes, local: set[bytes]) -> bool:
+def _runs(node: Any, family: str, masked: bytes, local: set[bytes]) -> bool:
     """Whether a top-level statement runs code (an entry point)."""
     t = node.type
     first = node.named_children[0] if node.named_child_count else None
     first_type = first.type if first is not None else ""
-    if key == "csharp":
+    if family == "csharp":
         return t == "global_statement"
-    if key == "python":
+    if family == "python":
         if t == "expression_statement":
             if first_type in ("string", "concatenated_string") and node.named_child_count == 1:
                 return False
@@ -120,7 +120,7 @@ def _runs(node: Any, key: str, masked: bytes, local: set[bytes]) -> bool:
         if t == "if_statement" and b"__name__" in masked[node.start_byte:node.end_byte]:
             return True
         return t in ("print_statement", "exec_statement") or (t in _PY_COMPOUND and bool(_calls(node, masked)))
-    if key in ("javascript", "typescript", "tsx"):
+    if family in ("javascript", "typescript"):
         if t == "expression_statement":
             if first_type == "string":
                 return False
@@ -128,11 +128,11 @@ def _runs(node: Any, key: str, masked: bytes, local: set[bytes]) -> bool:
         if t in ("lexical_declaration", "variable_declaration"):
             return bool(_calls(node, masked) & local)
         return t in _JS_COMPOUND and bool(_calls(node, masked))
-    if key == "ruby":
+    if family == "ruby":
         if t in _RUBY_ASSIGN:  # Ruby calls need no parentheses: any mention of a local function
             return bool(set(WORD.findall(masked, node.start_byte, node.end_byte)) & local)
         return t in _RUBY_RUNS
-    if key in ("php", "php-only"):
+    if family == "php":
         if t == "expression_statement":
             return bool(_calls(node, masked) & local) if first_type == "assignment_expression" else True
         return t in _PHP_RUNS

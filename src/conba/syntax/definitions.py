@@ -15,7 +15,7 @@ from typing import Any
 
 from conba.syntax.parse import Parsed
 
-_JS_KEYS = ("javascript", "typescript", "tsx")
+_JS_FAMILIES = ("javascript", "typescript")
 WORD = re.compile(rb"[A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*")
 _JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 _C_DECLARATOR_STOPS = frozenset({"identifier", "field_identifier", "qualified_identifier", "operator_name",
@@ -58,7 +58,7 @@ def collect(parsed: Parsed) -> list[Definition]:
     """Every definition, parents before their children, siblings in source order."""
     defs: list[Definition] = []
     _visit(parsed.root, None, parsed, defs)
-    if parsed.key in _JS_KEYS:
+    if parsed.family in _JS_FAMILIES:
         exported = _js_exports(parsed)
         for d in defs:
             if d.parent is None and not exported.isdisjoint(d.names):
@@ -115,10 +115,10 @@ def _definition(node: Any, span: Any, parent: int | None, parsed: Parsed,
         return _add(Definition(span, "class", _names(_class_name_node(node), src), parent), defs), node
     if t in rules.macros:
         return _add(Definition(span, "macro", _macro_names(node, src), parent), defs), None
-    binding = _js_binding(node, src) if parsed.key in _JS_KEYS else None
+    binding = _js_binding(node, src) if parsed.family in _JS_FAMILIES else None
     if binding is not None:
         return _add(Definition(span, "function", (binding,), parent), defs), None
-    if parsed.key in ("c", "cpp") and t == "declaration" and _prototype(node):
+    if parsed.family in ("c", "cpp") and t == "declaration" and _prototype(node):
         name, keep = _function_name(node, src)
         return _add(Definition(span, "function", (name,) if name else (), parent, keep or not name), defs), None
     return None
@@ -215,7 +215,7 @@ def _kept_method(node: Any, d: Definition, parsed: Parsed, defs: list[Definition
     """Constructors, destructors, operators, overrides, dunders / magic methods, well-known interface
     methods, Rust trait-impl methods; Go ``init`` and exported methods (they satisfy interfaces)."""
     name = d.names[0] if d.names else b""
-    if parsed.key == "go":
+    if parsed.family == "go":
         return name == b"init" or (node.type == "method_declaration" and name[:1].isupper())
     if d.parent is None:
         return False
@@ -234,21 +234,21 @@ def _registered(node: Any, span: Any, parsed: Parsed) -> bool:
     """Whether a decorator / annotation / attribute hands the function to a framework, which calls it
     without naming it in the snippet (``@app.route``, ``@Test``, ``[HttpGet]``, ``#[test]``).
     Decorations that only wrap or describe (``@lru_cache``, ``@Override``, ``#[inline]``) do not count."""
-    src, key = parsed.src, parsed.key
-    if key == "python":
+    src, family = parsed.src, parsed.family
+    if family == "python":
         if span.type != "decorated_definition":
             return False
         names = [_decoration_name(src[c.start_byte + 1:c.end_byte]) for c in span.named_children
                  if c.type == "decorator"]
-    elif key == "rust":
+    elif family == "rust":
         names, prev = [], span.prev_named_sibling
         while prev is not None and prev.type == "attribute_item":
             names.append(_decoration_name(src[prev.start_byte + 2:prev.end_byte]))
             prev = prev.prev_named_sibling
-    elif key == "csharp":
+    elif family == "csharp":
         names = [_decoration_name(src[a.start_byte:a.end_byte]) for c in node.named_children
                  if c.type == "attribute_list" for a in c.named_children if a.type == "attribute"]
-    elif key in ("java", "kotlin", "typescript", "tsx", "php", "php-only"):
+    elif family in ("java", "kotlin", "typescript", "php"):
         names = [_decoration_name(m) for m in _ANNOTATION.findall(src, node.start_byte, _body_start(node))]
     else:
         return False

@@ -43,7 +43,7 @@ def license_nodes(parsed: Parsed) -> list[Any]:
     for node in parsed.root.named_children:
         if node.type in comments:
             header.append(node)
-        elif parsed.key == "python" and is_docstring(node):
+        elif parsed.family == "python" and is_docstring(node):
             header.append(node)
         elif node.type not in _HEADER_SKIP or header:
             break

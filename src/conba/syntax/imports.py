@@ -19,7 +19,7 @@ _PHP_REQUIRES = frozenset({"require_expression", "require_once_expression", "inc
                            "include_once_expression"})
 _RUBY_REQUIRES = frozenset({b"require", b"require_relative"})
 _CS_NAMESPACE_PARTS = frozenset({"identifier", "qualified_name", "name"})
-_JS = ("javascript", "typescript", "tsx")
+_JS = ("javascript", "typescript")
 
 
 def import_nodes(parsed: Parsed) -> list[Any]:
@@ -32,12 +32,12 @@ def import_nodes(parsed: Parsed) -> list[Any]:
                 continue
         if not node.has_error and _is_import(node, parsed):
             out.append(node)
-    if parsed.key == "ruby":
+    if parsed.family == "ruby":
         out.extend(n for n in _ruby_statements(parsed.root) if _ruby_require(n, parsed.src))
-    if parsed.key in _JS:
+    if parsed.family in _JS:
         out.extend(n for n in parsed.root.named_children
                    if _require_only_statement(n, parsed.src) or _directive(n, parsed.src))
-    if parsed.key == "rust":
+    if parsed.family == "rust":
         out.extend(_rust_test_modules(parsed))
     out.sort(key=lambda n: n.start_byte)
     return out
@@ -49,7 +49,7 @@ def _text(node: Any, src: bytes) -> bytes:
 
 def _is_import(node: Any, parsed: Parsed) -> bool:
     t, src = node.type, parsed.src
-    if parsed.key == "cpp" and t == "using_declaration":
+    if parsed.family == "cpp" and t == "using_declaration":
         return _text(node, src).split()[:2] == [b"using", b"namespace"]
     if t == "file_scoped_namespace_declaration":  # C#: `namespace X;` only names the namespace
         return all(c.type in _CS_NAMESPACE_PARTS or "comment" in c.type for c in node.named_children)

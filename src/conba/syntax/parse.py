@@ -6,7 +6,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from conba.syntax.languages import get_parser
+from conba.syntax.languages import TABLE, get_parser
 from conba.syntax.rules import RULES, Rules
 
 MAX_ERROR_SHARE = 0.5  # a tree whose ERROR nodes cover more of the text than this is not used
@@ -24,6 +24,11 @@ class Parsed:
 
     _scanned: dict[str, list[Any]] | None = None
 
+    @property
+    def family(self) -> str:
+        """Whose special cases apply (:attr:`Rules.family`): ``tsx`` is ``typescript``, ``php-only`` is ``php``."""
+        return self.rules.family
+
     def nodes(self, name: str) -> list[Any]:
         """The nodes of one kind, in source order: ``comment``, ``import`` (candidate directives, see
         :mod:`conba.syntax.imports`) or ``docstring`` (Python bare string statements). One query
@@ -40,9 +45,11 @@ class Parsed:
 
 def grammar_for(language: str, code: str) -> str | None:
     """The grammar key for a conba language name, or None when the view has no grammar for it.
-    PHP without an opening tag is parsed with the tag-less grammar (snippets rarely carry ``<?php``)."""
-    if language == "php":
-        return "php" if "<?" in code else "php-only"
+    Code without the entry's opening tag is parsed with its tag-less grammar (PHP: snippets rarely
+    carry ``<?php``)."""
+    entry = TABLE.get(language)
+    if entry is not None and entry.open_tag and entry.tagless_grammar and entry.open_tag not in code:
+        return entry.tagless_grammar
     return language if language in RULES else None
 
 
@@ -59,12 +66,13 @@ def parse(code: str, language: str) -> Parsed | str:
     except (ValueError, RuntimeError):
         return "parse_error"
     language = parser.language
-    if root.has_error and key == "typescript":  # JSX inside a .ts snippet: try the TSX grammar
-        tsx = get_parser("tsx")
-        if tsx is not None:
-            alt = tsx.parse(src).root_node
-            if error_share(alt, len(src), tsx.language) < error_share(root, len(src), language):
-                key, root, language = "tsx", alt, tsx.language
+    retry = TABLE[key].retry_grammar if key in TABLE else None
+    if root.has_error and retry:  # e.g. JSX inside a .ts snippet: try the TSX grammar
+        other = get_parser(retry)
+        if other is not None:
+            alt = other.parse(src).root_node
+            if error_share(alt, len(src), other.language) < error_share(root, len(src), language):
+                key, root, language = retry, alt, other.language
     if root.type == "ERROR" or (root.has_error and error_share(root, len(src), language) > MAX_ERROR_SHARE):
         return "parse_error"
     return Parsed(key, RULES[key], src, root, language)
@@ -110,7 +118,7 @@ def _scan_source(key: str, language: Any) -> str:
     rules = RULES[key]
     parts = [f"({t}) @{name}" for name, types in (("comment", rules.comments), ("import", rules.imports))
              for t in sorted(types) if _knows(language, t)]
-    if key == "python":
+    if rules.family == "python":
         parts.append("((expression_statement . [(string) (concatenated_string)] .) @docstring)")
     return " ".join(parts)
 

@@ -150,7 +150,7 @@ def _key(node: Any) -> tuple[int, int]:
 def _python_pass(removed: list[Any], parsed: Parsed) -> dict[tuple[int, int], bytes]:
     """Python: ``pass`` replaces the first removed statement of each block whose statements all go
     (keyed by node span)."""
-    if parsed.key != "python":
+    if parsed.family != "python":
         return {}
     gone = {_key(n) for n in removed}
     seen: set[tuple[int, int]] = set()
