@@ -121,3 +121,19 @@ def test_bad_groups_files_name_the_line(tmp_path, text, message):
     (tmp_path / "g.jsonl").write_text(text)
     with pytest.raises(DataError, match=message):
         load_groups(tmp_path / "g.jsonl")
+
+
+def test_group_members_match_units_that_start_at_their_doc_comment():
+    """A groups file records a function's own first line; a unit that starts at the doc comment above it
+    (and a JS prototype method named Class.method) still takes the member's group."""
+    from conba.mapping.groups import unit_labels
+
+    units = [Unit("/x/js/diff.js", "diff_match_patch.diff_main", "javascript", 10, 30, "...", id=1),
+             Unit("/x/js/diff.js", "diff_match_patch.diff_other", "javascript", 32, 40, "...", id=2),
+             Unit("/x/py/diff.py", "diff_main", "python", 5, 20, "...", id=3)]
+    groups = [{"group": "g/diffmain", "members": [
+        {"language": "javascript", "file": "js/diff.js", "name": "diff_main", "line": 14},
+        {"language": "python", "file": "py/diff.py", "name": "diff_main", "line": 5}]}]
+    assert unit_labels(groups, units) == {1: "g/diffmain", 3: "g/diffmain"}
+    groups[0]["members"][0]["line"] = 35  # inside another function: no match by lines, nor by name
+    assert unit_labels(groups, units) == {3: "g/diffmain"}

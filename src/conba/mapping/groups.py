@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,11 @@ def unit_labels(groups: list[dict[str, Any]], units: list[Unit]) -> dict[int, st
                     if _ends_with(u.file, str(m["file"]))]
             for file in sorted({u.file for u in near}):  # one per copy of the file (e.g. a tree and its port)
                 here = [u for u in near if u.file == file]
-                hit = ([u for u in here if u.start_line == m.get("line")]
+                line, last = m.get("line"), _last_name(str(m.get("name", "")))
+                hit = ([u for u in here if u.start_line == line]
+                       # a unit that starts at its doc comment holds the function's own first line
+                       or [u for u in here if isinstance(line, int) and u.start_line < line <= u.end_line
+                           and _last_name(u.qualname) == last]
                        or [u for u in here if u.qualname == m.get("name")])
                 for u in hit[:1]:
                     labels[int(u.id)] = str(g["group"])
@@ -127,3 +132,7 @@ def evaluate(port: PortMap, groups_path: str | os.PathLike) -> dict[str, Any]:
     if any("files" in g for g in groups):
         out["files"] = evaluate_files(port, file_labels(groups, sorted({u.file for u in units})))
     return out
+
+
+def _last_name(qualname: str) -> str:
+    return re.split(r"[.:#]", qualname)[-1]
