@@ -183,7 +183,7 @@ def flat_vs_hnsw(args: argparse.Namespace) -> dict:
     """FAISS flat vs HNSW (conba's own ``vectors.build``) on random unit vectors or real embeddings."""
     import faiss
 
-    from conba.index import vectors as vec
+    from conba.utils import ann as vec
 
     rng = np.random.default_rng(args.seed)
     if args.vectors_from:  # the real embeddings of an index (distinct contents)
@@ -234,7 +234,7 @@ def ann(args: argparse.Namespace) -> dict:
     import faiss
     from faiss.contrib.ivf_tools import add_preassigned
 
-    from conba.index import vectors as vec
+    from conba.utils import ann as vec
 
     if not args.vectors_from:
         raise SystemExit("--phase ann1m needs --vectors-from INDEX_DIR (the real embeddings to fit)")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from conba.index.errors import CorruptIndexError
-from conba.utils.ann import HNSW_ABOVE, HNSW_EF_SEARCH, _faiss, build, search
+from conba.utils.ann import HNSW_ABOVE, HNSW_EF_SEARCH, build, faiss_module, search
 from conba.utils.io import atomic_write
 
 __all__ = ["HNSW_ABOVE", "build", "file_sha256", "read", "search", "write"]
@@ -27,7 +27,7 @@ def file_sha256(path: str | Path) -> str:
 
 def write(index: Any, path: str | Path) -> str:
     """Write atomically; return the file's sha256."""
-    faiss = _faiss()
+    faiss = faiss_module()
     atomic_write(path, lambda tmp: faiss.write_index(index, str(tmp)))
     return file_sha256(path)
 
@@ -40,7 +40,7 @@ def read(path: str | Path, sha256: str | None, count: int | None) -> Any:
         raise CorruptIndexError(f"{path}: vector file is missing; {hint}")
     if sha256 and file_sha256(path) != sha256:
         raise CorruptIndexError(f"{path}: vector file is corrupted or truncated (checksum mismatch); {hint}")
-    faiss = _faiss()
+    faiss = faiss_module()
     try:
         index = faiss.read_index(str(path))
     except RuntimeError as exc:

@@ -17,7 +17,7 @@ HNSW_EF_SEARCH = 128
 SINGLE_THREAD_BELOW = 64  # queries per call below which FAISS runs single-threaded
 
 
-def _faiss() -> Any:
+def faiss_module() -> Any:
     """The faiss module, imported on first use (it is slow to import)."""
     import faiss
 
@@ -26,7 +26,7 @@ def _faiss() -> Any:
 
 def build(ids: np.ndarray, vectors: np.ndarray, hnsw_above: int = HNSW_ABOVE) -> tuple[Any, str]:
     """A FAISS index over ``vectors`` with ``ids``; returns (index, kind)."""
-    faiss = _faiss()
+    faiss = faiss_module()
     dim = int(vectors.shape[1])
     if len(ids) > hnsw_above:
         inner = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
@@ -52,7 +52,7 @@ def search(index: Any, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndar
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     if len(queries) >= SINGLE_THREAD_BELOW:
         return index.search(queries, k)
-    faiss = _faiss()
+    faiss = faiss_module()
     before = faiss.omp_get_max_threads()
     faiss.omp_set_num_threads(1)
     try:
