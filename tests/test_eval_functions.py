@@ -14,6 +14,7 @@ from conba.data.records import DataError
 from conba.eval.repo import evaluate_repo
 from conba.eval.repo_functions import blind_name, is_function_groups, load_function_groups
 from conba.source.records import Unit
+from conba.testing import write_tree
 
 # Two projects. In "lib" the Python and JavaScript functions are ports of each other (same names,
 # same keyword in the body); "app" holds one grouped pair and an ungrouped distractor.
@@ -45,10 +46,7 @@ GROUPS = [
 
 @pytest.fixture()
 def ports(tmp_path) -> tuple[Path, Path]:
-    root = tmp_path / "ports"
-    for rel, code in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(code)
+    root = write_tree(tmp_path / "ports", FILES)
     groups = root / "groups.jsonl"
     groups.write_text("".join(json.dumps(g) + "\n" for g in GROUPS))
     return root, groups
@@ -90,14 +88,11 @@ def test_function_level_scores_per_project_pair(ports, tmp_path):
 
 
 def test_name_blind_takes_the_names_away_from_the_lexical_channel(tmp_path):
-    root = tmp_path / "same"
     bodies = {"lib/py/a.py": "def parse_header(line):\n    return line.strip()\n\n"
                              "def render_body(line):\n    return line.strip()\n",
               "lib/js/a.js": "function parseHeader(line) {\n  return line.strip();\n}\n\n"
                              "function renderBody(line) {\n  return line.strip();\n}\n"}
-    for rel, code in bodies.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(code)
+    root = write_tree(tmp_path / "same", bodies)
     groups = root / "groups.jsonl"
     groups.write_text("".join(json.dumps(g) + "\n" for g in [
         {"group": "h", "members": [_member("python", "lib/py/a.py", "parse_header", 1),

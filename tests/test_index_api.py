@@ -20,6 +20,7 @@ from conba.index import (
     compare,
     compare_files,
 )
+from conba.testing import write_tree
 
 CODE = {
     "py/math.py": "def gcd(a, b):\n    while b:\n        a, b = b, a % b\n    return a\n\n"
@@ -32,11 +33,7 @@ CODE = {
 
 @pytest.fixture()
 def project(tmp_path):
-    root = tmp_path / "proj"
-    for rel, code in CODE.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(code)
-    return root
+    return write_tree(tmp_path / "proj", CODE)
 
 
 def test_add_search_clones_roundtrip(project, tmp_path, tiny_model):

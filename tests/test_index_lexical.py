@@ -12,6 +12,7 @@ import conba
 from conba.cli.main import cli
 from conba.index import CorruptIndexError, Index
 from conba.index.lexical_file import read_rows
+from conba.testing import write_tree
 
 CODE = {
     "py/diff.py": "def diff_main(text1, text2):\n    common = diff_common_prefix(text1, text2)\n"
@@ -26,11 +27,7 @@ CODE = {
 
 @pytest.fixture()
 def project(tmp_path):
-    root = tmp_path / "proj"
-    for rel, code in CODE.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(code)
-    return root
+    return write_tree(tmp_path / "proj", CODE)
 
 
 def _ids(idx):

@@ -63,3 +63,12 @@ def make_tiny_dataset(path: str | Path, copies: int = 1) -> Path:
                                          "code": variant, "source": "tiny"}))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def write_tree(root: str | Path, files: dict[str, str]) -> Path:
+    """Write ``files`` ({relative path: text}) below ``root`` (folders made as needed); returns ``root``."""
+    root = Path(root)
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
