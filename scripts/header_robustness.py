@@ -66,13 +66,17 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0, help="about N records (whole groups, seeded)")
     ap.add_argument("--max-chunks", type=int, default=None)
     ap.add_argument("--json-out", default=None, help="also write the rows to this JSON file")
+    ap.add_argument("--lexical-weight", type=float, default=None,
+                    help="score with the fused lexical + dense score at this weight (default: the model's)")
     args = ap.parse_args()
 
     import conba
     from conba.data import load_records, subset_groups
     from conba.eval.metrics import cross_language_retrieval, embedding_similarity
+    from conba.lexical import LexicalVectorizer, fuse
 
     model = conba.load_model(args.model)
+    weight = model.lexical_weight if args.lexical_weight is None else args.lexical_weight
     rows = []
     for path in args.data:
         recs = subset_groups(load_records(path), args.limit, 0)
@@ -84,12 +88,17 @@ def main() -> None:
                 codes = [r.code if variant == "clean" else with_header(r.code, r.language) for r in recs]
                 t0 = time.time()
                 emb = model.encode(codes, languages=langs, view=view, max_chunks=args.max_chunks)
-                res = cross_language_retrieval(embedding_similarity(emb), groups, langs)
+                sim = embedding_similarity(emb)
+                if weight:  # the lexical vectors read the text as given (header included), idf of the set
+                    lex = LexicalVectorizer().vectors(codes)
+                    sim = fuse(sim, (lex @ lex.T).toarray(), weight)
+                res = cross_language_retrieval(sim, groups, langs)
                 scores[variant] = res["mean"]["map_at_r"]
                 scores[variant + "_seconds"] = round(time.time() - t0, 1)
             lines = sum(HEADERS[lang].count("\n") for lang in set(langs) if lang in HEADERS) / max(
                 1, len({lang for lang in langs if lang in HEADERS}))
-            row = {"data": path, "n": len(recs), "model": args.model, "view": view, **scores,
+            row = {"data": path, "n": len(recs), "model": args.model, "view": view, "lexical_weight": weight,
+                   **scores,
                    "delta_points": round(100 * (scores["header"] - scores["clean"]), 2),
                    "header_lines_mean": round(lines, 1)}
             rows.append(row)
