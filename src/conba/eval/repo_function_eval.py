@@ -18,7 +18,7 @@ import numpy as np
 from scipy import sparse
 
 from conba.eval.repo_functions import FunctionGroups, blind_name, function_retrieval
-from conba.eval.repo_units import UnitTable
+from conba.eval.repo_units import UnitTable, dot
 
 __all__ = ["Method", "evaluate_functions"]
 
@@ -32,12 +32,6 @@ class Method:
     encode_lexical: Callable[[list[str]], sparse.csr_matrix] | None = None  # codes -> (q, V), for fused tables
 
 
-def _dot(a: Any, b: Any) -> np.ndarray:
-    if sparse.issparse(a) or sparse.issparse(b):
-        return np.asarray((a @ b.T).toarray() if sparse.issparse(a @ b.T) else a @ b.T, dtype=np.float32)
-    return np.asarray(a @ b.T, dtype=np.float32)
-
-
 def _scorer(method: Method, blind_rows: dict[int, int] | None, blind_vec: Any, blind_lex: Any):
     table = method.table
 
@@ -45,12 +39,12 @@ def _scorer(method: Method, blind_rows: dict[int, int] | None, blind_vec: Any, b
         if blind_rows is None:
             return table.similarity(np.asarray(q_rows), np.asarray(c_rows))
         sel = [blind_rows[r] for r in q_rows]
-        sim = _dot(blind_vec[sel], table.vectors[c_rows])
+        sim = dot(blind_vec[sel], table.vectors[c_rows])
         if table.lexical is None or not table.lexical_weight:
             return sim
         from conba.lexical import fuse
 
-        return fuse(sim, _dot(blind_lex[sel], table.lexical[c_rows]), table.lexical_weight)
+        return fuse(sim, dot(blind_lex[sel], table.lexical[c_rows]), table.lexical_weight)
 
     return score
 

@@ -20,7 +20,7 @@ from scipy import sparse
 from conba.errors import UsageError
 from conba.source.records import Unit
 
-__all__ = ["UnitTable", "table_from_index", "tfidf_table"]
+__all__ = ["UnitTable", "dot", "table_from_index", "tfidf_table"]
 
 
 @dataclass
@@ -52,22 +52,22 @@ class UnitTable:
 
     def similarity(self, rows_a: np.ndarray, rows_b: np.ndarray) -> np.ndarray:
         """(len(rows_a), len(rows_b)) float32 unit similarities."""
-        sim = _dot(self.vectors[rows_a], self.vectors[rows_b])
+        sim = dot(self.vectors[rows_a], self.vectors[rows_b])
         if self.lexical is None or not self.lexical_weight:
             return sim
         from conba.lexical import fuse
 
-        return fuse(sim, _dot(self.lexical[rows_a], self.lexical[rows_b]), self.lexical_weight)
+        return fuse(sim, dot(self.lexical[rows_a], self.lexical[rows_b]), self.lexical_weight)
 
     def fused(self, lexical: Any, weight: float) -> UnitTable:
         """The same units scored with the fused dense + lexical score (``lexical``: (u, V) rows)."""
         return replace(self, lexical=lexical, lexical_weight=weight)
 
 
-def _dot(a: Any, b: Any) -> np.ndarray:
-    if sparse.issparse(a):
-        return np.asarray((a @ b.T).toarray(), dtype=np.float32)
-    return np.asarray(a @ b.T, dtype=np.float32)
+def dot(a: Any, b: Any) -> np.ndarray:
+    """(len(a), len(b)) float32 ``a @ b.T`` of dense or sparse rows."""
+    out = a @ b.T
+    return np.asarray(out.toarray() if sparse.issparse(out) else out, dtype=np.float32)
 
 
 def _order(units: Iterable[Unit], keep: set[str] | None) -> list[Unit]:

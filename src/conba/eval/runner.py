@@ -15,24 +15,25 @@ from conba.eval.pairs import balanced_pairs, calibrate_threshold, classification
 from conba.eval.tfidf import tfidf_similarity
 
 
-def _pair_scores(emb: np.ndarray, records: list[CodeRecord], seed: int,
-                 weight: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def _lexical(records: list[CodeRecord]) -> Any:
+    """(n, V) unit-length lexical vectors of the records, with their own document frequencies (as an index's)."""
+    from conba.lexical import LexicalVectorizer
+
+    return LexicalVectorizer().vectors([r.code for r in records])
+
+
+def _pair_scores(emb: np.ndarray, records: list[CodeRecord], seed: int, weight: float = 0.0,
+                 lexical: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Scores and labels of the balanced pairs: the dense cosine, fused at ``weight`` with the lexical
+    cosine (``lexical``: the records' rows, computed here when not given)."""
     i, j, labels = balanced_pairs([r.group for r in records], [r.language for r in records], seed=seed)
     scores = np.sum(emb[i] * emb[j], axis=1)
     if weight:
-        from conba.lexical import LexicalVectorizer, fuse
+        from conba.lexical import fuse
 
-        lex = LexicalVectorizer().vectors([r.code for r in records])  # idf of these records, as an index's
+        lex = _lexical(records) if lexical is None else lexical
         scores = fuse(scores, np.asarray(lex[i].multiply(lex[j]).sum(axis=1)).ravel(), weight)
     return scores, labels
-
-
-def _fused_similarity(emb: np.ndarray, codes: list[str], weight: float) -> np.ndarray:
-    """(n, n) fused scores: dense cosine and the lexical cosine (idf of ``codes``) at ``weight``."""
-    from conba.lexical import LexicalVectorizer, fuse
-
-    lex = LexicalVectorizer().vectors(codes)
-    return fuse(embedding_similarity(emb), (lex @ lex.T).toarray(), weight)
 
 
 def evaluate(records: list[CodeRecord], model: Any, *, tfidf: bool = True,
@@ -53,11 +54,16 @@ def evaluate(records: list[CodeRecord], model: Any, *, tfidf: bool = True,
     t0 = time.time()
     emb = model.encode(codes, languages=langs, batch_size=batch_size, show_progress_bar=progress)
     encode_s = time.time() - t0
+    dense = embedding_similarity(emb)
+    lexical = _lexical(records) if weight else None
     if weight:
-        retrieval = {"conba": cross_language_retrieval(_fused_similarity(emb, codes, weight), groups, langs),
-                     "dense": cross_language_retrieval(embedding_similarity(emb), groups, langs)}
+        from conba.lexical import fuse
+
+        fused = fuse(dense, (lexical @ lexical.T).toarray(), weight)
+        retrieval = {"conba": cross_language_retrieval(fused, groups, langs),
+                     "dense": cross_language_retrieval(dense, groups, langs)}
     else:
-        retrieval = {"conba": cross_language_retrieval(embedding_similarity(emb), groups, langs)}
+        retrieval = {"conba": cross_language_retrieval(dense, groups, langs)}
     if tfidf:
         retrieval["tfidf"] = cross_language_retrieval(tfidf_similarity(codes), groups, langs)
 
@@ -70,7 +76,7 @@ def evaluate(records: list[CodeRecord], model: Any, *, tfidf: bool = True,
         threshold, threshold_source = float(model.threshold), "stored with the model"
     else:
         threshold, threshold_source = None, None
-    scores, labels = _pair_scores(emb, records, seed, weight)
+    scores, labels = _pair_scores(emb, records, seed, weight, lexical)
     if threshold is None:
         # No calibration available: fall back to the best threshold on this data, and say so.
         threshold, threshold_source = float(calibrate_threshold(scores, labels)), "oracle (tuned on eval data)"
