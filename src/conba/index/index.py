@@ -271,7 +271,7 @@ class Index:
         ids, embeddings = self._db(self.store.all_vectors, dim)
         index, kind = vec.build(ids, embeddings, hnsw_above=self.hnsw_above)
         sha = vec.write(index, self.path / VECTORS_NAME)
-        lexical = lexical_file.update(self.path / LEXICAL_NAME, self._db(self.store.all_units))
+        lexical = lexical_file.update(self.path / LEXICAL_NAME, *self._db(self.store.unit_hashes), self.store.codes_of)
         manifest = {
             "format": "conba-index", "format_version": FORMAT_VERSION,
             "model": self._db(self.store.get_meta, "model"),
@@ -304,7 +304,8 @@ class Index:
         """The units' lexical vectors (:class:`conba.index.lexical_file.LexicalIndex`), read once."""
         if self._lexical is None:
             recorded = self.manifest().get("lexical")
-            self._lexical = self._db(lexical_file.load, self.path / LEXICAL_NAME, recorded, self.units)
+            self._lexical = self._db(lexical_file.load, self.path / LEXICAL_NAME, recorded, self.store.unit_hashes,
+                                     self.store.codes_of)
             lang_of = dict(zip(*self._db(self.store.unit_languages)))
             self._unit_languages = np.array([lang_of.get(int(i), "") for i in self._lexical.ids], dtype=object)
         return self._lexical

@@ -20,7 +20,6 @@ import numpy as np
 from scipy import sparse
 
 from conba.index.errors import CorruptIndexError
-from conba.source.records import Unit
 from conba.utils.io import atomic_write
 
 __all__ = ["LexicalIndex", "build_rows", "write_rows", "read_rows"]
@@ -46,29 +45,25 @@ def read_rows(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, sparse.c
     return arrays["ids"].astype(np.int64), arrays["hashes"], tf
 
 
-def build_rows(units: Sequence[Unit], previous: tuple | None) -> tuple[np.ndarray, np.ndarray, sparse.csr_matrix]:
-    """(ids, hashes, term frequencies) of ``units`` (in id order), reusing ``previous`` rows by hash."""
+def build_rows(ids: np.ndarray, hashes: np.ndarray, codes_of: Callable[[list[str]], dict[str, str]],
+               previous: tuple | None) -> tuple[np.ndarray, np.ndarray, sparse.csr_matrix]:
+    """(ids, hashes, term frequencies) of the units ``ids`` (id order) with content ``hashes``; rows of
+    ``previous`` are reused by hash, and only the code of new contents is fetched (``codes_of``) and
+    tokenized."""
     from conba.lexical import LexicalVectorizer
 
-    ids = np.array([u.id for u in units], dtype=np.int64)
-    hashes = np.array([u.hash for u in units], dtype="U64")
-    known: dict[str, int] = {}
-    if previous is not None:
-        known = {str(h): r for r, h in enumerate(previous[1])}
-    new = sorted({str(h) for h in hashes if str(h) not in known})
-    code_of = {u.hash: u.code for u in units}
-    fresh = LexicalVectorizer().term_frequencies([code_of[h] for h in new])
-    fresh_row = {h: r for r, h in enumerate(new)}
-    parts = []
-    for h in hashes.tolist():
-        if h in fresh_row:
-            parts.append(fresh[fresh_row[h]])
-        else:
-            parts.append(previous[2][known[h]])
-    from conba.lexical.vectorizer import N_FEATURES
-
-    tf = sparse.vstack(parts, format="csr") if parts else sparse.csr_matrix((0, N_FEATURES), dtype=np.float32)
-    return ids, hashes, tf.astype(np.float32)
+    ids = np.asarray(ids, dtype=np.int64)
+    hashes = np.asarray(hashes, dtype="U64")
+    known: dict[str, int] = {} if previous is None else {str(h): r for r, h in enumerate(previous[1])}
+    new = sorted({h for h in hashes.tolist() if h not in known})
+    code = codes_of(new) if new else {}
+    fresh = LexicalVectorizer().term_frequencies([code[h] for h in new])
+    # one matrix of every row on offer (previous rows, then fresh ones) and one fancy index into it
+    pool = fresh if previous is None else sparse.vstack([previous[2], fresh], format="csr")
+    offset = 0 if previous is None else previous[2].shape[0]
+    row_of = {**known, **{h: offset + r for r, h in enumerate(new)}}
+    rows = np.array([row_of[h] for h in hashes.tolist()], dtype=np.int64)
+    return ids, hashes, sparse.csr_matrix(pool[rows], dtype=np.float32)
 
 
 def write_rows(path: str | os.PathLike, ids: np.ndarray, hashes: np.ndarray, tf: sparse.csr_matrix) -> None:
@@ -111,23 +106,26 @@ class LexicalIndex:
         return np.asarray(a.multiply(b).sum(axis=1), dtype=np.float32).ravel()
 
 
-def update(path: str | os.PathLike, units: Sequence[Unit]) -> dict:
-    """Rewrite the lexical file for ``units`` (id order), reusing the rows it held by content hash;
-    returns what the manifest records (file name, unit count, sha256)."""
+def update(path: str | os.PathLike, ids: np.ndarray, hashes: np.ndarray,
+           codes_of: Callable[[list[str]], dict[str, str]]) -> dict:
+    """Rewrite the lexical file for the units ``ids`` (id order, content ``hashes``), reusing the rows
+    it held by content hash; returns what the manifest records (file name, unit count, sha256)."""
     from conba.index.vectors import file_sha256
 
     try:
         previous = read_rows(path)
     except CorruptIndexError:
         previous = None  # rebuilt from the units below
-    ids, hashes, tf = build_rows(units, previous)
-    write_rows(path, ids, hashes, tf)
-    return {"file": Path(path).name, "count": int(len(ids)), "sha256": file_sha256(path)}
+    rows = build_rows(ids, hashes, codes_of, previous)
+    write_rows(path, *rows)
+    return {"file": Path(path).name, "count": int(len(rows[0])), "sha256": file_sha256(path)}
 
 
-def load(path: str | os.PathLike, recorded: dict | None, units: Callable[[], Sequence[Unit]]) -> LexicalIndex:
+def load(path: str | os.PathLike, recorded: dict | None, units: Callable[[], tuple],
+         codes_of: Callable[[list[str]], dict[str, str]]) -> LexicalIndex:
     """The :class:`LexicalIndex` of an index: from its file when the manifest ``recorded`` one (checked
-    against its sha256), else (an index written before the lexical channel) from ``units()`` in memory."""
+    against its sha256), else (an index written before the lexical channel) computed in memory from
+    ``units()`` (ids, hashes) and ``codes_of``."""
     from conba.index.vectors import file_sha256
 
     path = Path(path)
@@ -141,5 +139,5 @@ def load(path: str | os.PathLike, recorded: dict | None, units: Callable[[], Seq
         assert rows is not None
         ids, _, tf = rows
     else:
-        ids, _, tf = build_rows(units(), None)
+        ids, _, tf = build_rows(*units(), codes_of, None)
     return LexicalIndex(ids, tf)

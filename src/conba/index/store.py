@@ -238,6 +238,22 @@ class Store:
     def all_units(self) -> list[Unit]:
         return [_unit(r) for r in self.db.execute(f"SELECT {UNIT_COLUMNS} FROM units ORDER BY id")]
 
+    def unit_hashes(self) -> tuple[np.ndarray, list[str]]:
+        """(ids int64, content hashes) of every unit, by id."""
+        rows = self.db.execute("SELECT id, hash FROM units ORDER BY id").fetchall()
+        return np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows]
+
+    def codes_of(self, hashes: Iterable[str]) -> dict[str, str]:
+        """{content hash: code} of the given unit contents (those the index holds)."""
+        hashes = list(hashes)
+        out: dict[str, str] = {}
+        for start in range(0, len(hashes), 500):
+            chunk = hashes[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            out.update(self.db.execute(f"SELECT hash, min(code) FROM units WHERE hash IN ({marks}) GROUP BY hash",
+                                       chunk).fetchall())
+        return out
+
     def unit_languages(self) -> tuple[np.ndarray, list[str]]:
         """(ids int64, languages) of every unit, by id."""
         rows = self.db.execute("SELECT id, language FROM units ORDER BY id").fetchall()
