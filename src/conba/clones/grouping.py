@@ -89,7 +89,11 @@ class Cohesion:
 
     def _parts(self, members: list[int]) -> tuple[np.ndarray, Any]:
         rows = [self.row_of[m] for m in members]
-        return self.vectors[rows], None if self.lexical is None else self.lexical[rows]
+        if self.lexical is None:
+            return self.vectors[rows], None
+        lex = self.lexical[rows]
+        # only the terms these members use: the sums below are over those columns, not all 2**20
+        return self.vectors[rows], lex[:, np.unique(lex.indices)]
 
     @staticmethod
     def _dots(e: np.ndarray, lex: Any, total: tuple[np.ndarray, Any]) -> np.ndarray:
