@@ -19,7 +19,6 @@ ranked (``--idf index``) or of the curated training files (``--idf train``).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time
@@ -31,7 +30,9 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def _cached(cache: Path, key: str, fn):
-    path = cache / (hashlib.sha256(key.encode()).hexdigest()[:16] + ".npy")
+    from conba.utils.cache import cache_key
+
+    path = cache / (cache_key(key) + ".npy")
     if path.exists():
         return np.load(path, allow_pickle=False)
     value = fn()

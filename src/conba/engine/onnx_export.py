@@ -35,7 +35,7 @@ from conba.encoder.layers import embed_input, extended_mask, require_own_loop, r
 from conba.encoder.sdtp.scorer import keep_score
 from conba.errors import ConbaError
 from conba.heads.prefix import require_no_prefix
-from conba.utils.io import write_json_atomic
+from conba.utils.io import replace_dir, write_json_atomic
 
 if TYPE_CHECKING:
     from conba.engine.static_quant import StaticQuant
@@ -229,10 +229,8 @@ def export_onnx(model, directory: str | Path, quantize: bool = True, prune: bool
             "fingerprint": model.fingerprint(), "hidden_size": backbone.hidden_size, "opset": OPSET,
         }
         write_json_atomic(tmp / MANIFEST, manifest)
-        if directory.exists():
-            shutil.rmtree(directory)
         directory.parent.mkdir(parents=True, exist_ok=True)
-        tmp.replace(directory)
+        replace_dir(tmp, directory)  # crash-safe: the previous export or its .old stays whole
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return directory
