@@ -300,10 +300,10 @@ def ann(args: argparse.Namespace) -> dict:
                 probed, grow = True, (n / m) * (math.log(n) / math.log(m))
                 out["hnsw_build_estimate"] = {"at": m, "wall_s": round(timing["hnsw"] * grow),
                                               "cpu_s": round(hnsw_cpu * grow), "rule": "x n/m x log n/log m"}
-                if hnsw_cpu * grow > args.hnsw_max_build_cpu_s:
+                if hnsw_cpu * grow >= args.hnsw_max_build_cpu_s:  # 0: always stop at the probe
                     hnsw_on = False
                     hnsw_note = (f"stopped at {m} vectors: {hnsw_cpu:.0f} CPU s so far extrapolate to "
-                                 f"~{hnsw_cpu * grow:.0f} for {n} > {args.hnsw_max_build_cpu_s}")
+                                 f"~{hnsw_cpu * grow:.0f} for {n} >= {args.hnsw_max_build_cpu_s}")
                     print(hnsw_note, flush=True)
         print(f"  built {start + len(x)}/{n}  {({k: round(v) for k, v in timing.items()})}  rss {rss_mb()} MB",
               flush=True)
