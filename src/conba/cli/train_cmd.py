@@ -78,6 +78,14 @@ def _opt(name: str, *decls: str, **kwargs):
 @_opt("amp", "--amp/--no-amp", help="bf16 autocast of the backbone on CUDA.")
 @time_budget_option(default=_DEFAULTS.time_budget)
 @_opt("warmup_steps", help="Linear warm-up of the backbone lr.")
+@_opt("init", help="Start from this conba model's backbone weights (name or folder, e.g. default); "
+                   "'' = the --backbone as it was pretrained.")
+@click.option("--keep", "keep", multiple=True, type=_PATH,
+              help="Grouped JSONL whose code keeps the untuned backbone's in-batch similarities "
+                   "(a distillation term; repeatable). Needs --keep-weight > 0.")
+@_opt("keep_weight", help="Weight of the --keep term (0 = off).")
+@_opt("keep_limit", help="Snippets drawn from --keep (0 = all).")
+@_opt("keep_batch", help="--keep snippets per training step.")
 @restart_option("Discard an existing checkpoint in OUT instead of resuming.")
 @progress_option
 @view_option
@@ -97,11 +105,14 @@ def train(train_files: tuple[Path, ...], dev: tuple[Path, ...], out: Path, resta
       conba train ../shared/data/mbxp_train.jsonl -D ../shared/data/mbxp_dev.jsonl -o runs/m1
       conba train train.jsonl -D dev.jsonl -o runs/m2 --tune top-k --top-k 2 --head conba-scan --control-codes
       conba train train.jsonl -D dev.jsonl -o runs/m3 --head linear --control-codes prefix
+      conba train mined.jsonl mbxp_train.jsonl -D dev.jsonl -o runs/m4 --init default --view code+docs \
+          --tune top-k --top-k 1 --head none --keep mined.jsonl --keep-weight 1
     """
     from conba.cli.common import show_progress
     from conba.train.trainer import train as run
 
     opts["view"] = opts.get("view") or "raw"  # no model to take a view from yet
+    opts["keep"] = [str(p) for p in opts.get("keep") or ()]
     cfg = TrainConfig(train=[str(p) for p in train_files], dev=[str(p) for p in dev], out=str(out),
                       use_control=not no_control, use_feedback=not (no_feedback or no_state_path),
                       use_state=not (no_state or no_state_path), residual=not no_residual, **opts)

@@ -59,6 +59,11 @@ class TrainConfig(JsonConfig):
     time_budget: float = 0.0       # seconds of training before stopping like early stopping; 0 = none
     warmup_steps: int = 100        # linear warm-up of the backbone learning rate
     view: str = "raw"              # input view of train/dev snippets, saved with the model (conba.syntax.view)
+    init: str = ""                 # start from this conba model's backbone weights (name or folder); "" = backbone
+    keep: list[str] = field(default_factory=list)  # JSONL whose code keeps the untuned similarities (distillation)
+    keep_weight: float = 0.0       # weight of that term (conba.train.keep_similarities); 0 = off
+    keep_limit: int = 4000         # snippets drawn from ``keep`` (0: all)
+    keep_batch: int = 32           # keep snippets per step
 
     def __post_init__(self) -> None:
         if isinstance(self.control_codes, bool):  # the old boolean flag meant the offset codes
@@ -83,6 +88,10 @@ class TrainConfig(JsonConfig):
             raise ConfigError("groups_per_batch (P) and per_group (K) must be >= 2")
         if self.time_budget < 0 or self.warmup_steps < 0:
             raise ConfigError("time_budget and warmup_steps must be >= 0")
+        if self.keep_weight < 0 or self.keep_batch < 2 or self.keep_limit < 0:
+            raise ConfigError("keep_weight and keep_limit must be >= 0, keep_batch >= 2")
+        if self.keep_weight > 0 and not self.keep:
+            raise ConfigError("keep_weight > 0 needs --keep FILE (the code whose similarities are kept)")
         if self.save_dtype not in SAVE_DTYPES:
             raise ConfigError("save_dtype must be float32 or float16")
         from conba.syntax.view import check_view

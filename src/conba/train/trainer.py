@@ -65,6 +65,8 @@ class Trainer:
                               split_identifiers=config.split_identifiers)
         self.model = ConbaModel.create(bcfg, head_cfg, view=config.view)
         self.model.info = {"trained_on": [Path(p).name for p in config.train], "train_config": config.to_dict()}
+        if config.init:
+            self._start_from(config.init)
         bb = self.model.backbone
         self.start_layer = {"none": bb.num_layers, "top-k": bb.num_layers - config.top_k, "full": 0}[config.tune]
         if self.model.head.prefix is not None:  # the code enters at the embedding layer: cache layer 0
@@ -73,6 +75,20 @@ class Trainer:
         self.device = resolve_device(config.device)
         self.model.to(self.device)
         self.history = History()
+
+    def _start_from(self, name: str) -> None:
+        """Copy the backbone weights of the conba model ``name`` (same architecture) into the new model."""
+        from conba.model import load_model
+
+        src = load_model(name, prune=False)
+        mine, theirs = self.model.backbone, src.backbone
+        if (theirs.config.name_or_path, theirs.num_layers) != (mine.config.name_or_path, mine.num_layers):
+            raise UsageError(f"--init {name}: its backbone is {theirs.config.name_or_path} with "
+                             f"{theirs.num_layers} layers; this run's is {mine.config.name_or_path} with "
+                             f"{mine.num_layers}")
+        mine.model.load_state_dict(theirs.model.state_dict())
+        self.model.info["init"] = name
+        self.log(f"backbone weights from {name} (fingerprint {src.fingerprint()})")
 
     def _viewed(self, records: list[CodeRecord], name: str) -> list[CodeRecord]:
         from dataclasses import replace
@@ -136,6 +152,33 @@ class Trainer:
     def dev_score(self, dev_states: TokenStates | None) -> float:
         return records_map_at_r(self.embed_all(self.dev_records, dev_states), self.dev_records)
 
+    # ------------------------------------------------------------------ keeping the untuned similarities
+    def _keep_setup(self) -> tuple[list[CodeRecord], TokenStates | None, torch.Tensor] | None:
+        """The keep set (records, their cached states, the reference vectors (n, d)) or None when off."""
+        from conba.train.keep_similarities import keep_records, reference_vectors
+
+        cfg = self.cfg
+        if cfg.keep_weight <= 0:
+            return None
+        records = keep_records(cfg.keep, cfg.keep_limit, cfg.seed)
+        if cfg.view != "raw":
+            records = self._viewed(records, "keep")
+        states = self._states(records, "cache keep")
+        ref_cfg = BackboneConfig(name_or_path=canonical_backbone(cfg.backbone), max_length=cfg.max_length,
+                                 split_identifiers=cfg.split_identifiers)
+        cache = Path(cfg.cache_dir) if cfg.cache_dir else default_cache_dir()
+        self.log(f"keep: the untuned similarities of {len(records)} snippets, weight {cfg.keep_weight}")
+        targets = reference_vectors(ref_cfg, [r.code for r in records], cache, cfg.batch_size, self.progress)
+        return records, states, torch.from_numpy(targets).to(self.device)
+
+    def _keep_loss(self, keep: tuple, step: int) -> torch.Tensor:
+        from conba.train.keep_similarities import keep_batch, similarity_kl
+
+        records, states, targets = keep
+        idx = keep_batch(len(records), self.cfg.keep_batch, self.cfg.seed, step)
+        s = torch.nn.functional.normalize(self._embed(records, states, idx).float(), dim=-1)
+        return similarity_kl(s, targets[idx], self.cfg.temperature)
+
     # ------------------------------------------------------------------ checkpoints
     def _save_checkpoint(self, opt: torch.optim.Optimizer, state: dict) -> None:
         save_checkpoint(self.run_dir / "checkpoint", self.cfg.run_signature(),
@@ -174,6 +217,7 @@ class Trainer:
                  f"tune={cfg.tune} head={cfg.head}/{cfg.head_mode} loss={cfg.loss} τ={cfg.temperature}")
         train_states = self._states(self.train_records, "cache train")
         dev_states = self._states(self.dev_records, "cache dev") if self.dev_records else None
+        keep = self._keep_setup()
         neighbours = None
         if cfg.hard_negatives:
             vecs = train_states.pooled() if train_states is not None else self.model.encode(
@@ -224,6 +268,8 @@ class Trainer:
                 emb = self._embed(self.train_records, train_states, idx)
                 labels = torch.tensor([group_ids[i] for i in idx], device=self.device)
                 loss = in_batch_loss(emb, labels, cfg.temperature, cfg.loss)
+                if keep is not None:
+                    loss = loss + cfg.keep_weight * self._keep_loss(keep, state.get("global_step", 0))
                 set_backbone_lr(state.get("global_step", 0))
                 optimizer_step(opt, loss, head_params + bb_params)
                 state["global_step"] = state.get("global_step", 0) + 1
