@@ -94,6 +94,16 @@ def test_leading_doc_comment_per_language(code, language, expected):
     assert not body.lstrip().startswith(("/", "#"))
 
 
+def test_rust_doc_above_attributes_is_found(tmp_path):
+    code = ("impl Grid {\n    /// Counts the cells that are alive.\n    #[inline]\n    pub fn alive(&self) -> usize {\n"
+            "        let mut n = 0;\n        for c in &self.cells {\n            if *c { n += 1; }\n        }\n"
+            "        n\n    }\n}\n")
+    rows = _mine(tmp_path, {"grid/src/lib.rs": code})
+    doc = next(r for r in rows if r["id"].endswith("/doc"))
+    assert doc["code"] == "/// Counts the cells that are alive.\n"
+    assert next(r for r in rows if r["id"].endswith("/body"))["code"].startswith("pub fn alive")
+
+
 def test_no_doc_and_module_doc_are_none():
     assert split_doc("int f() {\n  return 1;\n}\n", "c") is None
     assert split_doc("//! crate docs\nfn f() {\n    g();\n}\n", "rust") is None

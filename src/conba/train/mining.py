@@ -136,6 +136,26 @@ def header_language(path: str, text: str, language: str) -> str:
     return "cpp" if language == "c" and path.endswith(".h") and _CPP_HINT.search(text) else language
 
 
+def with_rust_doc(unit: Unit, lines: list[str]) -> Unit:
+    """``unit`` with the ``///`` lines above it (through ``#[...]`` attribute lines) prepended: the
+    extractor leaves Rust doc comments out of a unit (tree-sitter-rust's line comments end on the next
+    row, so ``doc_comment_start`` never sees them as directly above)."""
+    if unit.kind != "function" or unit.code.lstrip().startswith("///"):
+        return unit
+    i, doc = unit.start_line - 2, []
+    while i >= 0:
+        s = lines[i].strip()
+        if s.startswith("///") and not s.startswith("////"):
+            doc.append(s)
+        elif not (s.startswith("#[") and s.endswith("]")):
+            break
+        i -= 1
+    if not doc:
+        return unit
+    code = "\n".join(reversed(doc)) + "\n" + unit.code
+    return Unit(unit.file, unit.qualname, unit.language, i + 2, unit.end_line, code, kind=unit.kind)
+
+
 def norm_hash(code: str) -> str:
     """Whitespace-insensitive identity of a body."""
     return hashlib.sha256("".join(code.split()).encode("utf-8")).hexdigest()[:16]
@@ -237,7 +257,10 @@ class Miner:
         self.stats.files_read += 1
         lang = header_language(f.path, text, f.language)
         out: list[dict] = []
+        lines = text.splitlines()
         for unit in extract_units(f.path, text, lang):
+            if lang == "rust":
+                unit = with_rust_doc(unit, lines)
             if self.stats.kept[lang] >= self.per_language or self.stats.packages[lang][f.package] >= self.per_package:
                 break
             self.stats.functions += 1
