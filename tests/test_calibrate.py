@@ -184,3 +184,15 @@ def test_eval_reports_fused_and_dense(dev, tiny_model):
     out = json.loads(res.stdout)
     assert out["lexical_weight"] == 0.5 and set(out["retrieval"]) == {"conba", "dense", "tfidf"}
     assert out["retrieval"]["conba"]["mean"]["map_at_r"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("folder", ["default_model", "default_fast"])
+def test_shipped_clone_thresholds_are_calibrated_for_the_models_fused_score(folder):
+    """A shipped model's clone threshold was calibrated at its own lexical weight (a threshold of the
+    dense cosine would be wrong for the fused score that index, clones and compare use)."""
+    import conba
+
+    config = json.loads((Path(conba.__file__).parent / folder / "conba_config.json").read_text())
+    assert config["lexical_weight"] == 0.2
+    assert config["clone_threshold"]["lexical_weight"] == config["lexical_weight"]
+    assert 0 < config["clone_threshold"]["value"] < 1 and config["clone_threshold"]["precision"] >= 0.9

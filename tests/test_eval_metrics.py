@@ -159,3 +159,28 @@ def test_embedding_similarity() -> None:
         embedding_similarity(np.ones(3))
     with pytest.raises(ValueError, match="empty"):
         embedding_similarity(np.ones((0, 3)))
+
+
+def test_evaluate_calibrating_on_its_own_records_encodes_them_once() -> None:
+    from conba.data import CodeRecord
+    from conba.eval.runner import evaluate
+
+    class Model:
+        calls = 0
+
+        def encode(self, codes, languages=None, batch_size=32, show_progress_bar=None):
+            Model.calls += 1
+            rng = np.random.default_rng(len(codes))
+            emb = rng.normal(size=(len(codes), 8)).astype(np.float32)
+            return emb / np.linalg.norm(emb, axis=1, keepdims=True)
+
+    words = ["alpha", "beta", "gamma", "delta", "eps", "zeta"]
+    recs = [CodeRecord(f"{g}{lang}", f"g{g}", lang, f"def {words[g]}_{lang}(x): return x")
+            for g in range(6) for lang in ("java", "python")]
+    once = evaluate(recs, Model(), tfidf=False, calibration=list(recs), lexical_weight=0.2)
+    assert Model.calls == 1
+    Model.calls = 0
+    copy = [CodeRecord(r.id, r.group, r.language, r.code + " ") for r in recs]
+    twice = evaluate(recs, Model(), tfidf=False, calibration=copy, lexical_weight=0.2)
+    assert Model.calls == 2 and once["classification"]["threshold_source"] == "calibration file"
+    assert twice["classification"]["threshold_source"] == "calibration file"

@@ -7,7 +7,14 @@ import json
 import click
 
 from conba.cli.common import friendly_errors, language_option_value, load, read_stdin
-from conba.cli.options import batch_size_option, engine_option, model_option, output_file_option, view_option
+from conba.cli.options import (
+    batch_size_option,
+    engine_option,
+    fast_option,
+    model_option,
+    output_file_option,
+    view_option,
+)
 
 
 @click.command("encode")
@@ -17,6 +24,7 @@ from conba.cli.options import batch_size_option, engine_option, model_option, ou
               help="Language of a plain code file (default: from its extension) or stdin snippet.")
 @batch_size_option
 @engine_option
+@fast_option
 @view_option
 @click.option("--plain", is_flag=True, help="Human-readable output (id, language, first dimensions).")
 @output_file_option("File to write the vectors to ('-' for stdout).")
@@ -30,7 +38,8 @@ def encode(source: str, model: str | None, language: str | None, batch_size: int
     Examples:
       conba encode data.jsonl -o vectors.jsonl
       echo 'def add(a, b): return a + b' | conba encode - -l python
-      conba encode data.jsonl -m default-sdtp --engine onnx    # fastest: SDTP token pruning + int8 ONNX
+      conba encode data.jsonl -m default-sdtp --engine onnx    # SDTP token pruning + int8 ONNX
+      conba encode data.jsonl --fast     # fastest: -m default-fast --engine onnx
       conba encode src/util.py --view code               # without imports, comments, unused helpers
     """
     from conba.data import load_records

@@ -11,6 +11,7 @@ from conba.cli.common import friendly_errors, show_progress
 from conba.cli.options import (
     batch_size_option,
     engine_option,
+    fast_option,
     index_option,
     json_flag_option,
     lexical_weight_option,
@@ -33,6 +34,7 @@ __all__ = ["index", "index_option", "parse_size", "resolve_index_dir", "resolve_
 @engine_option(default=None, help="Recorded in the index: search and serve encode queries with it, and "
                                   "vectors of two engines never mix. Default: the index's engine (torch for a "
                                   "new index).")
+@fast_option
 @lexical_weight_option(help="Recorded in the index for search, clones and map. Default: the index's, else the "
                            "model's (the shipped default's is chosen on the dev sets).")
 @click.option("--max-file-size", default="1MB", show_default=True, metavar="SIZE",
@@ -69,6 +71,7 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
       conba index . --model path/to/model --rebuild
       conba index . --view code --rebuild    # the model sees functions without comments and imports
       conba index . --engine onnx --index /tmp/fast    # int8 ONNX Runtime: faster on CPU
+      conba index . --fast --index /tmp/fast           # = -m default-fast --engine onnx: fastest
       conba index /srv/monorepo --ray                  # encode on Ray (local or $RAY_ADDRESS)
       conba index /srv/monorepo --ray ray://head:10001  # encode on a Ray cluster
     """

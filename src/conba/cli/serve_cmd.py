@@ -7,7 +7,16 @@ import ipaddress
 import click
 
 from conba.cli.common import friendly_errors
-from conba.cli.options import TOKEN_ENV, index_option, model_option, parse_size, resolve_index_dir, resolve_model
+from conba.cli.options import (
+    TOKEN_ENV,
+    engine_option,
+    fast_option,
+    index_option,
+    model_option,
+    parse_size,
+    resolve_index_dir,
+    resolve_model,
+)
 
 
 def _is_loopback(host: str) -> bool:
@@ -22,6 +31,9 @@ def _is_loopback(host: str) -> bool:
 @click.command("serve")
 @index_option
 @model_option
+@engine_option(default=None, help="Queries are encoded with it; it must be the index's. Default: the index's "
+                                  "engine (torch without an index).")
+@fast_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (localhost only by default).")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
 @click.option("--token", envvar=TOKEN_ENV, show_envvar=True, default=None, metavar="TOKEN",
@@ -39,9 +51,9 @@ def _is_loopback(host: str) -> bool:
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 @click.option("--access-log", is_flag=True, help="Log every request.")
 @friendly_errors
-def serve(index_dir: str | None, model: str | None, host: str, port: int, token: str | None, workers: int | None,
-          max_body: str, max_snippets: int, max_chars: int, reload_interval: float, log_level: str,
-          access_log: bool) -> None:
+def serve(index_dir: str | None, model: str | None, engine: str | None, host: str, port: int, token: str | None,
+          workers: int | None, max_body: str, max_snippets: int, max_chars: int, reload_interval: float,
+          log_level: str, access_log: bool) -> None:
     """Serve search, compare, encode and clones over HTTP, with the model loaded once.
 
     Endpoints: POST /search, POST /compare, POST /encode, GET /clones, GET /report (HTML clone
@@ -53,6 +65,7 @@ def serve(index_dir: str | None, model: str | None, host: str, port: int, token:
     Examples:
       conba serve                                  # ./.conba-index on http://127.0.0.1:8000
       conba serve --index /srv/idx --port 9000
+      conba serve --fast --index /tmp/fast         # an index built with `conba index --fast`
       CONBA_TOKEN=s3cret conba serve --host 0.0.0.0
       curl -s localhost:8000/search -H 'content-type: application/json' -d '{"code": "def gcd(a, b): ..."}'
     """
@@ -68,7 +81,7 @@ def serve(index_dir: str | None, model: str | None, host: str, port: int, token:
     limits = Limits(max_body_bytes=parse_size(max_body), max_snippets=max_snippets, max_chars=max_chars)
     folder = resolve_index_dir(index_dir)
     app = create_app(folder, resolve_model(model), token=token, limits=limits, workers=workers,
-                     reload_interval=reload_interval)
+                     reload_interval=reload_interval, engine=engine)
     state = app.state.conba
     click.echo(f"conba serve: http://{host}:{port} (index {folder}, model {state.model_name}, "
                f"{state.batcher.workers} workers; API docs at /docs)", err=True)

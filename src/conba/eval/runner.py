@@ -68,9 +68,15 @@ def evaluate(records: list[CodeRecord], model: Any, *, tfidf: bool = True,
         retrieval["tfidf"] = cross_language_retrieval(tfidf_similarity(codes), groups, langs)
 
     if calibration:
-        cemb = model.encode([r.code for r in calibration], languages=[r.language for r in calibration],
-                            batch_size=batch_size, show_progress_bar=progress)
-        threshold = float(calibrate_threshold(*_pair_scores(cemb, calibration, seed, weight)))
+        same = [(r.id, r.group, r.language, r.code) for r in calibration] == list(
+            zip((r.id for r in records), groups, langs, codes))
+        if same:  # calibrating on the evaluated records (the F1 threshold of a dev set): encode them once
+            cemb = emb
+        else:
+            cemb = model.encode([r.code for r in calibration], languages=[r.language for r in calibration],
+                                batch_size=batch_size, show_progress_bar=progress)
+        threshold = float(calibrate_threshold(*_pair_scores(cemb, calibration, seed, weight,
+                                                            lexical if same else None)))
         threshold_source = "calibration file"
     elif getattr(model, "threshold", None) is not None:
         threshold, threshold_source = float(model.threshold), "stored with the model"

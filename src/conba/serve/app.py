@@ -93,12 +93,13 @@ def default_workers(cores: int | None = None) -> int:
 
 def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *, token: str | None = None,
                limits: Limits | None = None, workers: int | None = None, reload_interval: float = 1.0,
-               max_batch: int = 64) -> FastAPI:
+               max_batch: int = 64, engine: str | None = None) -> FastAPI:
     """Build the app. ``model``: a ConbaModel, a name/folder, or None for the one the index was built
-    with. Queries (and ``/encode``, ``/compare``) use the engine the index records (torch without an
-    index), so query and index vectors come from the same engine. ``workers`` encoding threads
-    (default: half the physical cores), each using ``cores // workers`` torch threads; requests that
-    arrive together are encoded in one batch of up to ``max_batch``."""
+    with. Queries (and ``/encode``, ``/compare``) use ``engine``, by default the one the index records
+    (torch without an index), so query and index vectors come from the same engine; an index built with
+    another engine is refused as one built with another model is (``/health`` says why). ``workers``
+    encoding threads (default: half the physical cores), each using ``cores // workers`` torch threads;
+    requests that arrive together are encoded in one batch of up to ``max_batch``."""
     from conba.index.defaults import default_index_dir
 
     folder = Path(default_index_dir(index_dir))
@@ -109,7 +110,12 @@ def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *,
     workers = workers or default_workers(cores)
     the_model, name = resolve_model(folder, model)
     the_model.eval()
-    engine = _stored_engine(folder)
+    if engine is None:
+        engine = _stored_engine(folder)
+    else:
+        from conba.index.identity import check_engine, require_engine
+
+        require_engine(the_model, check_engine(engine))  # one line now, not at the first request
 
     def encode(codes: list[str], languages: list[str]) -> Any:
         return the_model.encode(codes, languages=languages, batch_size=32, show_progress_bar=False, engine=engine)
