@@ -23,6 +23,11 @@ from conba.source.records import AddReport
 from conba.source.walker import Discovery, discover
 
 COMMIT_EVERY = 256
+# Raise when extract_units cuts unchanged text differently (a fix): an index built with another version
+# (or before the version was recorded) re-extracts every file once, changed or not; vectors are reused
+# by content, so only units whose code changed are encoded again. 2: doc comments above attributes,
+# Rust ``///`` docs.
+EXTRACTOR_VERSION = 2
 FILES_PER_TRANSACTION = 100
 
 
@@ -60,13 +65,14 @@ def scan(store: Store, paths: Iterable[str | os.PathLike], report: AddReport,
             except Skip as exc:
                 raise SourceError(index_error_message(exc)) from None
     states = store.file_states()
+    current = store.get_meta("extractor") == str(EXTRACTOR_VERSION)  # else re-extract unchanged files too
     kept: set[str] = set()
     pending: list[tuple[str, str, int, int, list]] = []
     changed_units = 0
     for cand in found.files:
         report.files_seen += 1
         stored = db_path(cand.path)
-        if states.get(stored) == (cand.size, cand.mtime_ns):
+        if current and states.get(stored) == (cand.size, cand.mtime_ns):
             kept.add(stored)
             if not os.access(cand.path, os.R_OK):
                 report.warnings.append(f"{shown_path(stored)}: unreadable; kept what was indexed of it")
@@ -91,6 +97,8 @@ def scan(store: Store, paths: Iterable[str | os.PathLike], report: AddReport,
         store.replace_files(pending)
     gone = _removed(states, kept, found, report)
     report.files_removed = store.remove_files(gone) if gone else 0
+    if not current:
+        store.set_meta(extractor=str(EXTRACTOR_VERSION))
     return changed_units
 
 

@@ -98,7 +98,7 @@ def _emit(node: Any, span: Any, name: str | None, src: bytes, grammar: Grammar, 
         return  # a declaration without a body
     if _empty_body(node):
         return
-    first = doc_comment_start(span, src)
+    first = doc_comment_start(span, src, grammar)
     # re-indent the first line like the others so dedent works for methods
     line_start = src.rfind(b"\n", 0, first.start_byte) + 1
     prefix = src[line_start:first.start_byte].decode("utf-8", errors="replace")
@@ -113,16 +113,43 @@ def _emit(node: Any, span: Any, name: str | None, src: bytes, grammar: Grammar, 
                     code.rstrip() + "\n"))
 
 
-def doc_comment_start(span: Any, src: bytes) -> Any:
+def doc_comment_start(span: Any, src: bytes, grammar: Grammar | None = None) -> Any:
     """The first of the comments directly above ``span`` (each on its own lines, no blank line between
     them or before ``span``), else ``span``: a function's doc comment (JSDoc, Javadoc, ``///``, ``//``
-    lines) is part of its unit, as a Python docstring is part of its function."""
-    first = span
-    prev = span.prev_sibling
-    while (prev is not None and "comment" in prev.type and prev.end_point[0] + 1 == first.start_point[0]
-           and not src[src.rfind(b"\n", 0, prev.start_byte) + 1:prev.start_byte].strip()):
-        first, prev = prev, prev.prev_sibling
+    lines) is part of its unit, as a Python docstring is part of its function. The ``grammar``'s
+    attributes (Rust ``#[inline]``, decorators) may sit between the comments and ``span``: a doc above
+    them takes them into the unit, while attributes without a doc above leave the unit's start at
+    ``span``. A Rust inner doc (``//!``, ``/*!``) documents its module, not the function below it."""
+    attributes = grammar.attributes if grammar is not None else frozenset()
+    enclosing = grammar.enclosing if grammar is not None else frozenset()
+    first = top = node = span  # top: the highest comment or attribute reached
+    while True:
+        prev = node.prev_sibling
+        if prev is None and node.parent is not None and node.parent.type in enclosing:
+            node = node.parent  # a decorated definition opens with its decorators, a block with its function
+            continue
+        if prev is None or src[src.rfind(b"\n", 0, prev.start_byte) + 1:prev.start_byte].strip():
+            break
+        gap = top.start_point[0] - _last_row(prev, src)
+        if "comment" in prev.type and gap == 1 and not _inner_doc(prev):
+            first = prev
+        elif not (prev.type in attributes and gap in (0, 1)):
+            break
+        top = node = prev
     return first
+
+
+def _last_row(node: Any, src: bytes) -> int:
+    """The last row of ``node``'s text: tree-sitter-rust's ``///`` comments end on the next row (at
+    column 0), as they hold their newline."""
+    row = node.end_point[0]
+    if node.end_point[1] == 0 and node.end_byte > node.start_byte and src[node.end_byte - 1:node.end_byte] == b"\n":
+        row -= 1
+    return row
+
+
+def _inner_doc(node: Any) -> bool:
+    return any(c.type == "inner_doc_comment_marker" for c in node.children)
 
 
 def _bare(name: str) -> str:

@@ -32,6 +32,11 @@ class Grammar:
     containers: frozenset[str] = field(default_factory=frozenset)    # named scopes (classes, modules...)
     constructors: frozenset[str] = field(default_factory=frozenset)  # function nodes named Class.<init>
     class_named_constructors: bool = False  # a function named like its scope is a constructor (C++)
+    # sibling nodes that may sit between a function and its doc comment (Rust ``#[inline]``, decorators)
+    attributes: frozenset[str] = field(default_factory=frozenset)
+    # nodes a function (or its attributes) opens, with the comment above them outside: Python
+    # ``decorated_definition``, and ``block``, whose first comment tree-sitter-python puts before the block
+    enclosing: frozenset[str] = field(default_factory=frozenset)
 
 
 @dataclass(frozen=True)
@@ -74,8 +79,9 @@ class Language:
 
 
 def _g(module: str, functions: str, containers: str, attr: str = "language", constructors: str = "",
-       class_named_constructors: bool = False) -> Grammar:
-    return Grammar(module, attr, _set(functions), _set(containers), _set(constructors), class_named_constructors)
+       class_named_constructors: bool = False, attributes: str = "", enclosing: str = "") -> Grammar:
+    return Grammar(module, attr, _set(functions), _set(containers), _set(constructors), class_named_constructors,
+                   _set(attributes), _set(enclosing))
 
 
 def _plain(name: str, extensions: str, highlight: str | None = None) -> Language:
@@ -103,7 +109,8 @@ _PHP_RULES = Rules(
 
 _ENTRIES: list[Language] = [
     Language("python", (".py", ".pyi", ".pyw"),
-             _g("tree_sitter_python", "function_definition", "class_definition"),
+             _g("tree_sitter_python", "function_definition", "class_definition", attributes="decorator",
+                enclosing="decorated_definition block"),
              Rules(comments=_set("comment"),
                    imports=_set("import_statement import_from_statement future_import_statement"),
                    functions=_set("function_definition"), classes=_set("class_definition"),
@@ -165,9 +172,10 @@ _ENTRIES: list[Language] = [
     # JSX inside a ``.ts`` snippet: the TSX grammar is tried too, and the tree with fewer errors wins
     Language("typescript", (".ts", ".mts", ".cts", ".tsx"),
              _g("tree_sitter_typescript", _JS_FUNCS, _JS_CONTAINERS + " interface_declaration",
-                attr="language_typescript"),
+                attr="language_typescript", attributes="decorator"),
              _TS_RULES,
-             variants={"tsx": _g("tree_sitter_typescript", _JS_FUNCS, _JS_CONTAINERS, attr="language_tsx")},
+             variants={"tsx": _g("tree_sitter_typescript", _JS_FUNCS, _JS_CONTAINERS, attr="language_tsx",
+                                 attributes="decorator")},
              extension_grammars={".tsx": "tsx"}, retry_grammar="tsx", highlight="typescript"),
     Language("go", (".go",),
              _g("tree_sitter_go", "function_declaration method_declaration", ""),
@@ -175,7 +183,7 @@ _ENTRIES: list[Language] = [
                    functions=_set("function_declaration method_declaration"), family="go"),
              highlight="go"),
     Language("rust", (".rs",),
-             _g("tree_sitter_rust", "function_item", "impl_item trait_item mod_item"),
+             _g("tree_sitter_rust", "function_item", "impl_item trait_item mod_item", attributes="attribute_item"),
              Rules(comments=_set("line_comment block_comment"),
                    imports=_set("use_declaration extern_crate_declaration mod_item"),
                    functions=_set("function_item function_signature_item"),

@@ -136,24 +136,15 @@ def header_language(path: str, text: str, language: str) -> str:
     return "cpp" if language == "c" and path.endswith(".h") and _CPP_HINT.search(text) else language
 
 
-def with_rust_doc(unit: Unit, lines: list[str]) -> Unit:
-    """``unit`` with the ``///`` lines above it (through ``#[...]`` attribute lines) prepended: the
-    extractor leaves Rust doc comments out of a unit (tree-sitter-rust's line comments end on the next
-    row, so ``doc_comment_start`` never sees them as directly above)."""
-    if unit.kind != "function" or unit.code.lstrip().startswith("///"):
-        return unit
-    i, doc = unit.start_line - 2, []
-    while i >= 0:
-        s = lines[i].strip()
-        if s.startswith("///") and not s.startswith("////"):
-            doc.append(s)
-        elif not (s.startswith("#[") and s.endswith("]")):
-            break
-        i -= 1
-    if not doc:
-        return unit
-    code = "\n".join(reversed(doc)) + "\n" + unit.code
-    return Unit(unit.file, unit.qualname, unit.language, i + 2, unit.end_line, code, kind=unit.kind)
+def without_rust_attributes(body: str) -> str:
+    """``body`` without the ``#[...]`` attribute lines that open it: the extractor keeps the attributes
+    between a Rust doc and its ``fn`` in the unit, and a mined body starts at the ``fn`` (as the unit of
+    a function without a doc does)."""
+    lines = body.splitlines(keepends=True)
+    i = 0
+    while i < len(lines) and lines[i].strip().startswith("#[") and lines[i].strip().endswith("]"):
+        i += 1
+    return "".join(lines[i:]) if i < len(lines) else body
 
 
 def norm_hash(code: str) -> str:
@@ -195,6 +186,8 @@ class Miner:
             return None
         doc = clean_doc(split[0])
         body = split[1].rstrip() + "\n"
+        if lang == "rust":
+            body = without_rust_attributes(body)
         if not meaningful_doc(doc, self.min_doc_words):
             reject["doc not meaningful"] += 1
             return None
@@ -257,10 +250,7 @@ class Miner:
         self.stats.files_read += 1
         lang = header_language(f.path, text, f.language)
         out: list[dict] = []
-        lines = text.splitlines()
         for unit in extract_units(f.path, text, lang):
-            if lang == "rust":
-                unit = with_rust_doc(unit, lines)
             if self.stats.kept[lang] >= self.per_language or self.stats.packages[lang][f.package] >= self.per_package:
                 break
             self.stats.functions += 1
