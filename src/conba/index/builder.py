@@ -26,8 +26,8 @@ COMMIT_EVERY = 256
 # Raise when extract_units cuts unchanged text differently (a fix): an index built with another version
 # (or before the version was recorded) re-extracts every file once, changed or not; vectors are reused
 # by content, so only units whose code changed are encoded again. 2: doc comments above attributes,
-# Rust ``///`` docs.
-EXTRACTOR_VERSION = 2
+# Rust ``///`` docs. 3: C++ ``template <...>`` lines and JS/TS ``export`` with the doc above them.
+EXTRACTOR_VERSION = 3
 FILES_PER_TRANSACTION = 100
 
 

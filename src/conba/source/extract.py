@@ -7,8 +7,9 @@ declarations without a body are skipped: they say nothing about behaviour and wo
 near-identical "clones" of each other. The comments directly above a function (no blank line between) are
 part of its unit and its first line, as a Python docstring is part of its function: the shipped model
 reads ``code+docs``, and a port keeps the doc comment (JSDoc above ``Foo.prototype.bar = function``,
-the docstring of ``def bar``). Constructors of Java, C# and C++ are named
-``Class.<init>`` (as in JVM stack traces) rather than ``Class.Class``.
+the docstring of ``def bar``). A wrapper that opens with part of a function's declaration (C++
+``template <class T>``, JS/TS ``export``) is part of its unit, and the doc above it is the function's.
+Constructors of Java, C# and C++ are named ``Class.<init>`` (as in JVM stack traces) rather than ``Class.Class``.
 """
 
 from __future__ import annotations
@@ -77,12 +78,13 @@ def _visit(node: Any, src: bytes, grammar: Grammar, scope: list[str], path: str,
     for child in node.named_children:
         kind = child.type
         if kind in grammar.functions:
-            _emit(child, child, _function_name(child, src), src, grammar, scope, path, language, out)
+            _emit(child, _head(child, grammar), _function_name(child, src), src, grammar, scope, path, language,
+                  out)
             continue
         js_fn = _js_function_binding(child, src)
         if js_fn is not None:
             span, name = js_fn
-            _emit(span, span, name, src, grammar, scope, path, language, out, binding=True)
+            _emit(span, _head(span, grammar), name, src, grammar, scope, path, language, out, binding=True)
             continue
         if kind in grammar.containers:
             name = _container_name(child, src)
@@ -93,7 +95,7 @@ def _visit(node: Any, src: bytes, grammar: Grammar, scope: list[str], path: str,
 
 def _emit(node: Any, span: Any, name: str | None, src: bytes, grammar: Grammar, scope: list[str],
           path: str, language: str, out: list[Unit], binding: bool = False) -> None:
-    own = _text(span, src)
+    own = _text(node, src)
     if not binding and "\n" not in own.strip() and own.rstrip().endswith(";"):
         return  # a declaration without a body
     if _empty_body(node):
@@ -111,6 +113,14 @@ def _emit(node: Any, span: Any, name: str | None, src: bytes, grammar: Grammar, 
         parts[-1] = CONSTRUCTOR
     out.append(Unit(path, ".".join(parts), language, first.start_point[0] + 1, span.end_point[0] + 1,
                     code.rstrip() + "\n"))
+
+
+def _head(node: Any, grammar: Grammar) -> Any:
+    """The outermost of the ``grammar.heads`` wrapping ``node`` (C++ ``template <class T>`` lines, JS/TS
+    ``export``), else ``node``: the unit's span, whose doc comment is the one above the wrapper."""
+    while node.parent is not None and node.parent.type in grammar.heads:
+        node = node.parent
+    return node
 
 
 def doc_comment_start(span: Any, src: bytes, grammar: Grammar | None = None) -> Any:

@@ -37,6 +37,9 @@ class Grammar:
     # nodes a function (or its attributes) opens, with the comment above them outside: Python
     # ``decorated_definition``, and ``block``, whose first comment tree-sitter-python puts before the block
     enclosing: frozenset[str] = field(default_factory=frozenset)
+    # nodes that wrap one function and open with part of its declaration (C++ ``template <...>``, JS/TS
+    # ``export``, as Rust's ``pub``): the unit spans the outermost of them, and its doc is the one above it
+    heads: frozenset[str] = field(default_factory=frozenset)
 
 
 @dataclass(frozen=True)
@@ -79,9 +82,10 @@ class Language:
 
 
 def _g(module: str, functions: str, containers: str, attr: str = "language", constructors: str = "",
-       class_named_constructors: bool = False, attributes: str = "", enclosing: str = "") -> Grammar:
+       class_named_constructors: bool = False, attributes: str = "", enclosing: str = "",
+       heads: str = "") -> Grammar:
     return Grammar(module, attr, _set(functions), _set(containers), _set(constructors), class_named_constructors,
-                   _set(attributes), _set(enclosing))
+                   _set(attributes), _set(enclosing), _set(heads))
 
 
 def _plain(name: str, extensions: str, highlight: str | None = None) -> Language:
@@ -140,7 +144,7 @@ _ENTRIES: list[Language] = [
              extension_grammars={".h": "cpp"}, highlight="c"),
     Language("cpp", (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".ipp", ".tpp"),
              _g("tree_sitter_cpp", "function_definition", "class_specifier struct_specifier namespace_definition",
-                class_named_constructors=True),
+                class_named_constructors=True, heads="template_declaration"),
              Rules(comments=_set("comment"), imports=_set("preproc_include using_declaration"),
                    functions=_set("function_definition"),
                    classes=_set("class_specifier struct_specifier"),
@@ -163,7 +167,7 @@ _ENTRIES: list[Language] = [
                    wrappers=_set("global_statement"), static_main=True, family="csharp"),
              highlight="csharp"),
     Language("javascript", (".js", ".mjs", ".cjs", ".jsx"),
-             _g("tree_sitter_javascript", _JS_FUNCS, _JS_CONTAINERS),
+             _g("tree_sitter_javascript", _JS_FUNCS, _JS_CONTAINERS, heads="export_statement"),
              Rules(comments=_set("comment html_comment"), imports=_set("import_statement"),
                    functions=_set(_JS_FUNCS), classes=_set("class_declaration"),
                    transparent=_set("class_body"), wrappers=_set("export_statement"), script=True,
@@ -172,10 +176,10 @@ _ENTRIES: list[Language] = [
     # JSX inside a ``.ts`` snippet: the TSX grammar is tried too, and the tree with fewer errors wins
     Language("typescript", (".ts", ".mts", ".cts", ".tsx"),
              _g("tree_sitter_typescript", _JS_FUNCS, _JS_CONTAINERS + " interface_declaration",
-                attr="language_typescript", attributes="decorator"),
+                attr="language_typescript", attributes="decorator", heads="export_statement"),
              _TS_RULES,
              variants={"tsx": _g("tree_sitter_typescript", _JS_FUNCS, _JS_CONTAINERS, attr="language_tsx",
-                                 attributes="decorator")},
+                                 attributes="decorator", heads="export_statement")},
              extension_grammars={".tsx": "tsx"}, retry_grammar="tsx", highlight="typescript"),
     Language("go", (".go",),
              _g("tree_sitter_go", "function_declaration method_declaration", ""),
