@@ -9,15 +9,16 @@ For scores ``S`` (n source functions, m target functions) and a threshold ``t``:
 * **overloads** (``siblings``: same file and name): an overload whose best target went to a sibling shares it
   (matched, ``reason`` *overload*): three Java ``diff_main`` overloads port to one Python function;
 * **missing**: no target function scores ``>= t`` (or, ``reason`` *taken*: each one that does is assigned to
-  another source function that scores at least as high with it: the counterparts of others; or *weak*: the
-  assigned score is less than ``contrast`` above the mean of the row's next ``background`` scores, so the
-  row is flat: nothing stands out as the counterpart);
+  another source function that scores higher with it: the counterparts of others; or *weak*: the
+  assigned score is less than ``contrast`` above the mean of the row's ``background_k`` highest scores
+  outside the ``margin`` below it (the close rivals make it ambiguous instead), so the row is flat:
+  nothing stands out as the counterpart; a row with fewer other scores is not judged);
 * **matched**: assigned to a target, and no other target at or above ``t`` scores within ``margin`` of it
   (or higher), not counting a target assigned to another source function that scores it at least as high
   (a near-equal sibling whose own counterpart is there);
 * **ambiguous**: a target scores ``>= t`` but the match is not clear: ``reason`` *close* (another candidate
-  within ``margin``) or *shared* (its candidates went to other source functions, one of them scoring lower
-  with it than this one).
+  within ``margin``) or *shared* (its candidates went to other source functions, one of them scoring no
+  higher with it than this one: a tie, e.g. two copies of one function).
 """
 
 from __future__ import annotations
@@ -82,14 +83,12 @@ def mutual_best(scores: np.ndarray, assigned: np.ndarray, floor: float) -> np.nd
     return assigned
 
 
-def background(scores: np.ndarray, k: int) -> np.ndarray:
-    """float32 (n,): the mean of each row's 2nd to (k+1)-th highest scores (-inf with a single column)."""
-    n, m = scores.shape
-    k = min(k, m - 1)
-    if k < 1:
-        return np.full(n, -np.inf, dtype=np.float32)
-    top = -np.partition(-scores, k, axis=1)[:, :k + 1]
-    return np.sort(top, axis=1)[:, :k].mean(axis=1).astype(np.float32)
+def background(row: np.ndarray, below: float, k: int) -> float | None:
+    """The mean of the ``k`` highest scores of ``row`` under ``below``; None when it has fewer than ``k``."""
+    rest = row[row < below]
+    if rest.size < k:
+        return None
+    return float(-np.partition(-rest, k - 1)[:k].mean())
 
 
 def assign(scores: np.ndarray, threshold: float, margin: float, candidates: int = 3,
@@ -98,7 +97,7 @@ def assign(scores: np.ndarray, threshold: float, margin: float, candidates: int 
     """Statuses of the rows of ``scores`` (float (n, m)); see the module docstring. ``siblings``: int (n,), rows
     with equal values are overloads of one function (None: none are); ``relax``: how far below the threshold
     a mutual-best pair is still assigned; ``contrast``: how far above its row's background (the mean of its
-    next ``background_k`` scores) an assigned score must be (None: no such test)."""
+    ``background_k`` highest scores outside the margin) an assigned score must be (None: no such test)."""
     scores = np.asarray(scores, dtype=np.float32)
     n, m = scores.shape
     if m == 0:
@@ -110,7 +109,6 @@ def assign(scores: np.ndarray, threshold: float, margin: float, candidates: int 
         assigned = mutual_best(scores, assigned, floor)
     owner = np.full(m, -1, dtype=np.int64)
     owner[assigned[assigned >= 0]] = np.flatnonzero(assigned >= 0)
-    bg = background(scores, background_k) if contrast is not None else None
     best = scores.argmax(axis=1)
     target, score = best.astype(np.int64), scores[np.arange(n), best].copy()
     status, reason, cands = [], [], []
@@ -131,13 +129,15 @@ def assign(scores: np.ndarray, threshold: float, margin: float, candidates: int 
             if siblings is not None and o >= 0 and siblings[o] == siblings[i]:  # an overload: share its target
                 put(MATCHED, "overload")
                 continue
-            # every candidate went to another source function: clearly theirs unless one scores it lower
-            contested = any(scores[owner[k], k] < row[k] for k in np.flatnonzero(row >= threshold) if owner[k] >= 0)
+            # every candidate went to another source function: clearly theirs unless one scores it no higher
+            contested = any(scores[owner[k], k] <= row[k] + _EPS
+                            for k in np.flatnonzero(row >= threshold) if owner[k] >= 0)
             put(AMBIGUOUS if contested else MISSING, "shared" if contested else "taken")
             continue
         s = row[j]
         target[i], score[i] = j, s
-        if bg is not None and s - bg[i] < contrast:
+        bg = background(row, s - margin, background_k) if contrast is not None else None
+        if bg is not None and s - bg < contrast:
             put(MISSING, "weak")
             continue
         rivals = [k for k in np.flatnonzero(row >= max(threshold, s - margin)) if k != j
