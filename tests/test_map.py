@@ -77,7 +77,8 @@ def test_files_go_to_the_closest_file_and_are_missing_without_counterparts():
           FunctionMatch(unit(4, "s/b.py", "d"), "missing", t2, 0.5)]
     port = _port(fs, [t1, t2, t3])
     a, b = port.files
-    assert (a.source, a.target, a.status) == ("s/a.py", "t/y.py", "matched")   # two of its three functions
+    # y.py holds two of its three counterparts but is b.py's only close file too: discounted (CSLS), x.py wins
+    assert (a.source, a.target, a.status) == ("s/a.py", "t/x.py", "matched")
     assert a.counts == {"matched": 1, "ambiguous": 2, "missing": 0} and a.coverage == 1.0
     assert (b.target, b.status, b.coverage) == ("t/y.py", "missing", 0.0)
     assert port.coverage == 0.75 and port.counts() == {"matched": 1, "ambiguous": 2, "missing": 1}
@@ -210,3 +211,18 @@ def test_new_settings_are_checked():
     for name in ("relax", "contrast", "path_weight"):
         with pytest.raises(ConfigError, match=name):
             MapConfig(**{name: -0.1})
+
+
+def test_a_hub_file_close_to_everything_is_discounted():
+    from conba.mapping.files import csls
+
+    # target file 0 is close to every source file (a utility file); source 1's own counterpart is file 1
+    sim = np.array([[0.80, 0.20, 0.10],
+                    [0.75, 0.70, 0.10],
+                    [0.78, 0.10, 0.60]])
+    assert sim.argmax(axis=1).tolist() == [0, 0, 0]
+    assert csls(sim, k=2).argmax(axis=1).tolist() == [0, 1, 2]
+    fs = [FunctionMatch(unit(i + 1, f"s/{i}.py", "f"), "matched", None, 0.9) for i in range(3)]
+    tgt = [unit(10 + j, f"t/{j}.py", "f") for j in range(3)]
+    assert [f.target for f in map_files(fs, sim.astype(np.float32), [t.file for t in tgt])] == [
+        "t/0.py", "t/1.py", "t/2.py"]
