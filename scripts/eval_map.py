@@ -54,8 +54,15 @@ def _delete(idx, folder: Path, copy: Path, fraction: float, seed: int, keep_triv
     return len(chosen)
 
 
+def _config(args: argparse.Namespace):
+    from conba.mapping import MapConfig
+
+    return MapConfig(threshold=args.threshold, margin=args.margin, keep_trivial=args.keep_trivial, relax=args.relax,
+                     contrast=args.contrast, path_weight=args.path_weight)
+
+
 def ports(args: argparse.Namespace, idx, groups: list[dict]) -> list[dict]:
-    from conba.mapping import MapConfig, map_index
+    from conba.mapping import map_index
     from conba.mapping.groups import evaluate
 
     sides: dict[str, dict[str, Path]] = defaultdict(dict)
@@ -63,7 +70,7 @@ def ports(args: argparse.Namespace, idx, groups: list[dict]) -> list[dict]:
         for m in g["members"]:
             project, language = Path(m["file"]).parts[:2]
             sides[project][m["language"]] = args.data / project / language
-    config = MapConfig(threshold=args.threshold, margin=args.margin, keep_trivial=args.keep_trivial)
+    config = _config(args)
     rows = []
     for project, folders in sorted(sides.items()):
         copies = {}
@@ -83,11 +90,11 @@ def ports(args: argparse.Namespace, idx, groups: list[dict]) -> list[dict]:
 
 
 def files(args: argparse.Namespace, idx, groups: list[dict]) -> list[dict]:
-    from conba.mapping import MapConfig, map_index
+    from conba.mapping import map_index
     from conba.mapping.groups import evaluate
 
     langs = sorted({Path(f).parts[0] for g in groups for f in g["files"]})
-    config = MapConfig(threshold=args.threshold, margin=args.margin, keep_trivial=args.keep_trivial)
+    config = _config(args)
     rows = []
     for a, b in itertools.permutations(langs, 2):
         e = evaluate(map_index(idx, [args.data / a], [args.data / b], config=config), args.groups)["files"]
@@ -96,6 +103,8 @@ def files(args: argparse.Namespace, idx, groups: list[dict]) -> list[dict]:
 
 
 def main() -> int:
+    from conba.mapping.config import DEFAULT_CONTRAST, DEFAULT_PATH_WEIGHT, DEFAULT_RELAX
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, required=True, help="ports_dev or algorithms_dev folder (with groups.jsonl).")
     ap.add_argument("--index", type=Path, required=True, help="Index folder (reused; the data is added to it).")
@@ -103,6 +112,9 @@ def main() -> int:
     ap.add_argument("-m", "--model", default=None, help="Model (default: the index's, else the shipped default).")
     ap.add_argument("-t", "--threshold", type=float, default=None, help="Default: the calibrated threshold.")
     ap.add_argument("--margin", type=float, default=0.02)
+    ap.add_argument("--relax", type=float, default=DEFAULT_RELAX, help="Mutual-best pairs down to t - relax.")
+    ap.add_argument("--contrast", type=float, default=DEFAULT_CONTRAST, help="Flat rows are missing (0: off).")
+    ap.add_argument("--path-weight", type=float, default=DEFAULT_PATH_WEIGHT, help="File names' words (0: off).")
     ap.add_argument("--lexical-weight", type=float, default=None, help="Default: the index's recorded weight.")
     ap.add_argument("--keep-trivial", action="store_true")
     ap.add_argument("--fraction", type=float, default=0.2, help="Share of the target's functions deleted.")
@@ -129,11 +141,12 @@ def main() -> int:
               + "  ".join(f"{k} {r[k]}" for k in keys))
     means = {k: _mean([r[k] for r in rows]) for k in keys}
     print(f"mean over {len(rows)} ordered pairs (threshold {threshold}, margin {args.margin}, "
-          f"lexical weight {weight}): "
+          f"lexical weight {weight}, relax {args.relax}, contrast {args.contrast}, path weight {args.path_weight}): "
           + ", ".join(f"{k} {v}" for k, v in means.items()))
     if args.json_out:
         args.json_out.write_text(json.dumps({"rows": rows, "means": means, "threshold": threshold,
-                                             "margin": args.margin, "seed": args.seed,
+                                             "margin": args.margin, "seed": args.seed, "relax": args.relax,
+                                             "contrast": args.contrast, "path_weight": args.path_weight,
                                              "lexical_weight": weight}, indent=1))
     return 0
 

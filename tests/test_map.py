@@ -31,7 +31,7 @@ def test_statuses_matched_ambiguous_missing():
     s = np.array([[0.95, 0.10, 0.20],     # matched
                   [0.10, 0.90, 0.89],     # ambiguous: close (0.89 within 0.02 of 0.90)
                   [0.30, 0.20, 0.40],     # missing: nothing above 0.8
-                  [0.94, 0.10, 0.20]],    # ambiguous: shared (its only candidate went to row 0)
+                  [0.95, 0.10, 0.20]],    # ambiguous: shared (its only candidate went to row 0, a tie)
                  dtype=np.float32)
     a = assign(s, 0.8, 0.02)
     assert a.status == ["matched", "ambiguous", "missing", "ambiguous"]
@@ -47,7 +47,8 @@ def test_a_candidate_clearly_taken_by_another_function_leaves_this_one_missing()
                  dtype=np.float32)
     a = assign(s, 0.8, 0.02)
     assert a.status == ["matched", "missing"] and a.reason == ["", "taken"] and a.candidates[1] == [0]
-    assert assign(s, 0.8, 0.2).status[1] == "ambiguous"     # within a wide margin: a contest
+    assert assign(s, 0.8, 0.2).status[1] == "missing"       # the margin is for rivals, not for taken targets
+    assert assign(np.array([[0.97], [0.97]], np.float32), 0.8, 0.02).status == ["matched", "ambiguous"]  # a tie
 
 
 def test_no_targets_means_all_missing():
@@ -68,7 +69,7 @@ def _port(functions: list[FunctionMatch], targets: list[Unit]) -> PortMap:
                    targets=targets)
 
 
-def test_files_vote_by_their_functions_and_fall_back_to_the_closest():
+def test_files_go_to_the_closest_file_and_are_missing_without_counterparts():
     t1, t2, t3 = unit(10, "t/x.py", "a"), unit(11, "t/y.py", "b"), unit(12, "t/y.py", "c")
     fs = [FunctionMatch(unit(1, "s/a.py", "a"), "matched", t1, 0.9),
           FunctionMatch(unit(2, "s/a.py", "b"), "ambiguous", t2, 0.85),
@@ -76,7 +77,8 @@ def test_files_vote_by_their_functions_and_fall_back_to_the_closest():
           FunctionMatch(unit(4, "s/b.py", "d"), "missing", t2, 0.5)]
     port = _port(fs, [t1, t2, t3])
     a, b = port.files
-    assert (a.source, a.target, a.status) == ("s/a.py", "t/x.py", "matched")   # matched votes count double
+    # y.py holds two of its three counterparts but is b.py's only close file too: discounted (CSLS), x.py wins
+    assert (a.source, a.target, a.status) == ("s/a.py", "t/x.py", "matched")
     assert a.counts == {"matched": 1, "ambiguous": 2, "missing": 0} and a.coverage == 1.0
     assert (b.target, b.status, b.coverage) == ("t/y.py", "missing", 0.0)
     assert port.coverage == 0.75 and port.counts() == {"matched": 1, "ambiguous": 2, "missing": 1}
@@ -137,3 +139,90 @@ def test_group_members_match_units_that_start_at_their_doc_comment():
     assert unit_labels(groups, units) == {1: "g/diffmain", 3: "g/diffmain"}
     groups[0]["members"][0]["line"] = 35  # inside another function: no match by lines, nor by name
     assert unit_labels(groups, units) == {3: "g/diffmain"}
+
+
+def test_a_mutual_best_pair_below_the_threshold_is_matched_within_relax():
+    s = np.array([[0.95, 0.10, 0.10],
+                  [0.10, 0.75, 0.30],     # 0.75 < 0.8, but row 1 and column 1 are each other's best
+                  [0.10, 0.60, 0.20]],    # row 2's best is column 1 too, but it is not column 1's best
+                 dtype=np.float32)
+    assert assign(s, 0.8, 0.02).status == ["matched", "missing", "missing"]
+    a = assign(s, 0.8, 0.02, relax=0.1)
+    assert a.status == ["matched", "matched", "missing"] and a.target[1] == 1 and a.candidates[1] == [1]
+    assert assign(s, 0.8, 0.02, relax=0.04).status[1] == "missing"     # 0.75 is below 0.8 - 0.04
+    s[0, 1] = 0.78                        # column 1's best is now row 0: not mutual
+    assert assign(s, 0.8, 0.02, relax=0.1).status[1] == "missing"
+
+
+def test_overloads_share_one_target():
+    s = np.array([[0.95, 0.10],           # f(a)     -> g
+                  [0.90, 0.15]],          # f(a, b)  -> g too: an overload of f, not another function's port
+                 dtype=np.float32)
+    assert assign(s, 0.8, 0.02).reason[1] == "taken"
+    a = assign(s, 0.8, 0.02, siblings=np.array([7, 7]))
+    assert a.status == ["matched", "matched"] and a.reason == ["", "overload"] and a.target.tolist() == [0, 0]
+    assert assign(s, 0.8, 0.02, siblings=np.array([7, 8])).status[1] == "missing"   # not overloads
+
+
+def test_a_rival_claimed_by_its_own_counterpart_does_not_make_a_match_ambiguous():
+    s = np.array([[0.90, 0.89],           # text1 -> text1, but text2 is close
+                  [0.88, 0.93]],          # text2 -> text2 claims it more strongly: text1's match is clear
+                 dtype=np.float32)
+    assert assign(s, 0.8, 0.02).status == ["matched", "matched"]
+    s[1, 1] = 0.885                       # now text2 scores its own target lower than text1 does: a contest
+    assert assign(s, 0.8, 0.02).status[0] == "ambiguous"
+
+
+def test_a_flat_row_is_missing_with_contrast():
+    flat = np.array([[0.83, 0.80, 0.79, 0.79, 0.78, 0.78, 0.10],    # nothing stands out
+                     [0.10, 0.10, 0.10, 0.10, 0.10, 0.10, 0.95]],   # clear
+                    dtype=np.float32)
+    assert assign(flat, 0.75, 0.02).status == ["matched", "matched"]
+    a = assign(flat, 0.75, 0.02, contrast=0.05)
+    assert a.status == ["missing", "matched"] and a.reason == ["weak", ""]
+    assert assign(flat[:, [0, 1, 6]], 0.75, 0.02, contrast=0.05).status[0] == "matched"   # too few to judge
+
+
+def test_the_file_names_words_pick_the_same_named_file():
+    from conba.index.lexical_file import LexicalIndex
+    from conba.lexical.vectorizer import LexicalVectorizer
+    from conba.mapping.files import file_lexical_scores
+
+    code = "def run(xs):\n    return sorted(xs)\n"
+    src = [unit(1, "s/bubble_sort.py", "run"), unit(2, "s/heap_sort.py", "run")]
+    tgt = [unit(3, "t/HeapSort.js", "run"), unit(4, "t/BubbleSort.js", "run")]
+    lex = LexicalIndex(np.array([1, 2, 3, 4]), LexicalVectorizer().term_frequencies([code] * 4))
+
+    class Idx:
+        def lexical_index(self):
+            return lex
+
+    fs = [FunctionMatch(u, "matched", tgt[0], 0.9) for u in src]
+    scores = np.full((2, 2), 0.9, np.float32)                      # the same code everywhere: a tie
+    assert [f.target for f in map_files(fs, scores, [t.file for t in tgt])] == ["t/BubbleSort.js"] * 2
+    extra = file_lexical_scores(Idx(), src, tgt, 0.5)
+    assert [f.target for f in map_files(fs, scores, [t.file for t in tgt], extra)] == ["t/BubbleSort.js",
+                                                                                        "t/HeapSort.js"]
+    assert file_lexical_scores(Idx(), src, tgt, 0.0).tolist() == [[0.5, 0.5], [0.5, 0.5]]  # contents only
+    assert file_lexical_scores(object(), src, tgt, 0.5) is None                           # no lexical vectors
+
+
+def test_new_settings_are_checked():
+    for name in ("relax", "contrast", "path_weight"):
+        with pytest.raises(ConfigError, match=name):
+            MapConfig(**{name: -0.1})
+
+
+def test_a_hub_file_close_to_everything_is_discounted():
+    from conba.mapping.files import csls
+
+    # target file 0 is close to every source file (a utility file); source 1's own counterpart is file 1
+    sim = np.array([[0.80, 0.20, 0.10],
+                    [0.75, 0.70, 0.10],
+                    [0.78, 0.10, 0.60]])
+    assert sim.argmax(axis=1).tolist() == [0, 0, 0]
+    assert csls(sim, k=2).argmax(axis=1).tolist() == [0, 1, 2]
+    fs = [FunctionMatch(unit(i + 1, f"s/{i}.py", "f"), "matched", None, 0.9) for i in range(3)]
+    tgt = [unit(10 + j, f"t/{j}.py", "f") for j in range(3)]
+    assert [f.target for f in map_files(fs, sim.astype(np.float32), [t.file for t in tgt])] == [
+        "t/0.py", "t/1.py", "t/2.py"]

@@ -9,7 +9,7 @@ import click
 from conba.cli.common import check_output_file, friendly_errors, show_progress
 from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
 from conba.cli.options import lexical_weight_option, model_option, output_file_option
-from conba.mapping.config import DEFAULT_MARGIN, ONLY
+from conba.mapping.config import DEFAULT_CONTRAST, DEFAULT_MARGIN, DEFAULT_PATH_WEIGHT, DEFAULT_RELAX, ONLY
 
 SUMMARY_FILES = 40  # per-file lines of the stderr summary (least covered first)
 
@@ -33,6 +33,15 @@ def _summary(port: object) -> str:
               help="Score a counterpart needs; auto = the model's calibrated clone threshold (as `conba clones`).")
 @click.option("--margin", default=DEFAULT_MARGIN, show_default=True, type=click.FloatRange(0, 2),
               help="Ambiguous when another candidate above the threshold scores within this of the match.")
+@click.option("--relax", default=DEFAULT_RELAX, show_default=True, type=click.FloatRange(0, 2),
+              help="A source and a target function that are each other's best match are matched down to the "
+                   "threshold minus this (0: never below the threshold).")
+@click.option("--contrast", default=DEFAULT_CONTRAST, show_default=True, type=click.FloatRange(0, 2),
+              help="Missing when the match scores less than this above the mean of the function's next 5 "
+                   "scores: nothing stands out (0: off).")
+@click.option("--path-weight", default=DEFAULT_PATH_WEIGHT, show_default=True, type=click.FloatRange(0, 2),
+              help="Weight of the words of the file names (bubble_sort.rs ~ BubbleSort.js) in the file mapping "
+                   "(0: the files' contents only).")
 @click.option("--keep-trivial", is_flag=True,
               help="Keep trivial functions (near-empty bodies, one-line getters/setters, tests); skipped by default.")
 @click.option("--only", type=click.Choice(ONLY), default=None, help="Only list source functions with this status.")
@@ -49,7 +58,8 @@ def _summary(port: object) -> str:
 @lexical_weight_option
 @friendly_errors
 def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, model: str | None,
-            source_lang: str | None, target_lang: str | None, threshold: str, margin: float, keep_trivial: bool,
+            source_lang: str | None, target_lang: str | None, threshold: str, margin: float, relax: float,
+            contrast: float, path_weight: float, keep_trivial: bool,
             only: str | None, min_coverage: float | None, groups_file: Path | None, fmt: str, plain: bool,
             output: str, lexical_weight: float | None) -> None:
     """Port coverage: for every function of SOURCE, its counterpart in TARGET (matched: a one-to-one
@@ -81,7 +91,8 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
     folder = resolve_index_dir(index_dir)
     check_output_file(output, folder, "map.html")
     t = None if threshold.strip().lower() == "auto" else resolve_threshold(threshold, None)
-    config = MapConfig(threshold=t, margin=margin, keep_trivial=keep_trivial)
+    config = MapConfig(threshold=t, margin=margin, keep_trivial=keep_trivial, relax=relax, contrast=contrast,
+                       path_weight=path_weight)
     with Index(folder, model=resolve_model(model), create=source is not None, lexical_weight=lexical_weight) as idx:
         if source is not None:
             report = idx.add([source, target], show_progress=show_progress())

@@ -12,8 +12,11 @@ Every score comes from :meth:`conba.index.Index.score_matrix`, the same score as
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from conba.clones.display import display_path
 from conba.clones.threshold import resolve_threshold
@@ -21,7 +24,7 @@ from conba.clones.trivial import trivial_reason
 from conba.data.records import DataError, normalize_language
 from conba.mapping.assign import assign
 from conba.mapping.config import MapConfig
-from conba.mapping.files import map_files
+from conba.mapping.files import file_lexical_scores, map_files
 from conba.mapping.records import FunctionMatch, PortMap
 from conba.source.records import Unit
 
@@ -57,6 +60,13 @@ def _side(units: Sequence[Unit], paths: Any, language: str | None, name: str, wh
     return chosen
 
 
+def overload_ids(units: Sequence[Unit]) -> np.ndarray:
+    """int64 (n,): equal for units in the same file with the same name (the last part of the qualified name)."""
+    key: dict[tuple[str, str], int] = {}
+    return np.array([key.setdefault((u.file, re.split(r"[.:#]", u.qualname)[-1]), len(key)) for u in units],
+                    dtype=np.int64)
+
+
 def map_units(idx: Any, source: Sequence[Unit], target: Sequence[Unit], config: MapConfig | None = None,
               info: dict[str, Any] | None = None) -> PortMap:
     """Map the ``source`` units onto the ``target`` units of ``idx`` (an :class:`~conba.index.Index`)."""
@@ -71,14 +81,16 @@ def map_units(idx: Any, source: Sequence[Unit], target: Sequence[Unit], config: 
     target_set = {u.id for u in target}
     source = [u for u in source if u.id not in target_set]  # a unit is never its own counterpart
     scores = idx.score_matrix([u.id for u in source], [u.id for u in target])  # float32 (n, m)
-    a = assign(scores, threshold, config.margin, config.candidates)
+    a = assign(scores, threshold, config.margin, config.candidates, siblings=overload_ids(source),
+               relax=config.relax, contrast=config.contrast or None)
     functions = []
     for i, unit in enumerate(source):
         j = int(a.target[i])
         functions.append(FunctionMatch(
             unit, a.status[i], target[j] if j >= 0 else None, float(a.score[i]) if j >= 0 else None,
             a.reason[i], [(target[c], float(scores[i, c])) for c in a.candidates[i]]))
-    files = map_files(functions, scores, [u.file for u in target])
+    files = map_files(functions, scores, [u.file for u in target],
+                      file_lexical_scores(idx, source, target, config.path_weight))
     return PortMap(functions, files, threshold, config.margin, len(target), skipped, dict(info or {}), list(target))
 
 

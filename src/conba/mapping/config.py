@@ -8,6 +8,9 @@ from conba.errors import ConfigError
 
 DEFAULT_MARGIN = 0.02
 DEFAULT_CANDIDATES = 3
+DEFAULT_RELAX = 0.1       # mutual-best pairs are matched down to threshold - relax
+DEFAULT_CONTRAST = 0.05   # an assigned score this far above the mean of the row's next 5 scores, else missing
+DEFAULT_PATH_WEIGHT = 0.5  # the weight of the file names' words in the file-level score
 ONLY = ("matched", "ambiguous", "missing")
 
 
@@ -18,17 +21,28 @@ class MapConfig:
     ``threshold``: the score a pair needs to count as a counterpart (None: the index's calibrated clone
     threshold). ``margin``: a match is *ambiguous* when another candidate above the threshold scores within
     ``margin`` of it (or higher). ``candidates``: the best few targets listed with each source function.
-    ``keep_trivial``: also map trivial functions (empty bodies, one-line accessors, tests), skipped by default."""
+    ``keep_trivial``: also map trivial functions (empty bodies, one-line accessors, tests), skipped by default.
+    ``relax``: a source and a target function that are each other's best are matched down to ``threshold -
+    relax`` (0: never below the threshold). ``contrast``: an assigned pair whose score is less than this above
+    the mean of the source function's next 5 scores is *missing* (a flat row: nothing stands out; 0: off).
+    ``path_weight``: the weight of the words of the file names (``bubble_sort.rs`` ~ ``BubbleSort.js``) in the
+    file-level score, next to the function scores and the files' lexical similarity (0: contents only)."""
 
     threshold: float | None = None
     margin: float = DEFAULT_MARGIN
     candidates: int = DEFAULT_CANDIDATES
     keep_trivial: bool = False
+    relax: float = DEFAULT_RELAX
+    contrast: float = DEFAULT_CONTRAST
+    path_weight: float = DEFAULT_PATH_WEIGHT
 
     def __post_init__(self) -> None:
         if self.threshold is not None and not -1.0 <= self.threshold <= 1.0:
             raise ConfigError(f"threshold must be in [-1, 1], got {self.threshold}")
         if not 0.0 <= self.margin <= 2.0:
             raise ConfigError(f"margin must be in [0, 2], got {self.margin}")
+        for name in ("relax", "contrast", "path_weight"):
+            if not 0.0 <= getattr(self, name) <= 2.0:
+                raise ConfigError(f"{name} must be in [0, 2], got {getattr(self, name)}")
         if self.candidates < 1:
             raise ConfigError(f"candidates must be >= 1, got {self.candidates}")
