@@ -34,6 +34,9 @@ import torch
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
+SAVED: dict[str, np.ndarray] = {}  # desc -> embeddings, written by --save-emb
+
+
 @torch.inference_mode()
 def embed(model, provider, codes: list[str], languages: list[str], layer: int, desc: str) -> np.ndarray:
     """(n, d) L2-normalised: the model's view, states after ``layer`` layers (cached), then the rest."""
@@ -52,7 +55,8 @@ def embed(model, provider, codes: list[str], languages: list[str], layer: int, d
         if layer < bb.num_layers:
             x = bb.upper(x, mask.long(), layer)
         out[idx] = head(x.float(), mask, head.language_ids([languages[i] for i in idx])).float()
-    return torch.nn.functional.normalize(out, dim=-1).numpy()
+    SAVED[desc] = torch.nn.functional.normalize(out, dim=-1).numpy()
+    return SAVED[desc]
 
 
 def alg_scores(model, provider, layer: int, folder: str, groups: Path, weights: list[float]) -> dict:
@@ -159,6 +163,7 @@ def main() -> None:
                     help="encode with this token cap (0: the model's; a model trained at 256 ships at 512)")
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("-j", "--json-out", type=Path)
+    ap.add_argument("--save-emb", type=Path, help="folder: one .npz of every set's embeddings per model")
     args = ap.parse_args()
     from conba.model import load_model
     from conba_research.states import StatesProvider
@@ -195,6 +200,10 @@ def main() -> None:
             cells += [f"{Path(s.partition(':')[0]).stem} {r[Path(s.partition(':')[0]).stem][w]:.4f}"
                       for s in args.dev]
             print(" | ".join(cells), flush=True)
+        if args.save_emb:
+            args.save_emb.mkdir(parents=True, exist_ok=True)
+            np.savez(args.save_emb / f"{Path(name).name}.npz", **SAVED)
+        SAVED.clear()
         if args.json_out:
             args.json_out.write_text(json.dumps(results, indent=1, default=float))
 
