@@ -66,6 +66,9 @@ def _opt(name: str, *decls: str, **kwargs):
 @_opt("lr_backbone")
 @_opt("patience", help="Epochs without dev improvement before stopping.")
 @_opt("hard_negatives", help="Batch nearby groups together (hard negatives).")
+@_opt("monolingual_apart", "--monolingual-apart/--monolingual-mixed",
+      help="Batch groups whose snippets are all in one language (e.g. a function and its doc) only with "
+           "groups of that language, so the loss cannot reward the language itself.")
 @_opt("max_per_group_language", help="Cap snippets per (group, language); 0 = all.")
 @_opt("dev_limit", help="Early-stop on about N dev records (whole groups); 0 = all.")
 @seed_option(default=_DEFAULTS.seed)

@@ -47,6 +47,7 @@ class TrainConfig(JsonConfig):
     weight_decay: float = 0.01
     patience: int = 3
     hard_negatives: bool = False
+    monolingual_apart: bool = True  # one-language groups (mined pairs) are batched per language (sampler)
     max_per_group_language: int = 0  # 0 = all; else cap snippets per (group, language)
     dev_limit: int = 0             # 0 = all dev records for early stopping; else a group-stratified subset
     seed: int = 0

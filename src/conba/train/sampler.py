@@ -17,10 +17,17 @@ class GroupBatchSampler:
 
     With ``neighbours`` (group -> nearby groups, e.g. from embedding centroids), half of each batch's
     groups are drawn at random and each brings its nearest unused neighbour: hard negatives.
+
+    ``monolingual_apart``: groups whose snippets are all in one language (a function and its own doc or
+    renamed copy, mined from real code) are batched only with groups of that same language. Mixed with
+    cross-language groups, their positives would always share a language and their negatives mostly
+    not, so the loss would reward the language itself, the one thing a cross-language search must
+    ignore (measured: algorithms_dev lost 5.7 points that way). The cross-language groups are batched
+    as before; the batches of both kinds are interleaved at random, in proportion to their snippets.
     """
 
     def __init__(self, groups: Sequence[str], languages: Sequence[str], p: int = 16, k: int = 4,
-                 seed: int = 0, neighbours: dict[str, list[str]] | None = None):
+                 seed: int = 0, neighbours: dict[str, list[str]] | None = None, monolingual_apart: bool = False):
         if p < 2 or k < 2:
             raise ConfigError("P and K must both be >= 2")
         self.p, self.k, self.seed = p, k, seed
@@ -34,6 +41,14 @@ class GroupBatchSampler:
         self.neighbours = neighbours or {}
         n = sum(len(v) for v in self.members.values())
         self.batches_per_epoch = max(1, n // (p * k))
+        # pools of group names batched together: "" = the cross-language groups, else one language's
+        self.pools: dict[str, list[str]] = defaultdict(list)
+        for g, idx in sorted(self.members.items()):
+            langs = {self.languages[i] for i in idx}
+            self.pools[langs.pop() if monolingual_apart and len(langs) == 1 else ""].append(g)
+        self.pools = {k: v for k, v in self.pools.items() if len(v) >= 2}
+        self.pool_weights = [sum(len(self.members[g]) for g in v) for v in self.pools.values()]
+        self.pool_of = {g: k for k, v in self.pools.items() for g in v}
 
     def __len__(self) -> int:
         return self.batches_per_epoch
@@ -53,9 +68,11 @@ class GroupBatchSampler:
 
     def epoch(self, epoch: int) -> list[list[int]]:
         rng = random.Random(self.seed * 1_000_003 + epoch)
-        names = sorted(self.members)
+        pools = list(self.pools.values())
         batches = []
         for _ in range(self.batches_per_epoch):
+            names = pools[0] if len(pools) == 1 else rng.choices(pools, weights=self.pool_weights)[0]
+            here = self.pool_of[names[0]]
             chosen: list[str] = []
             if self.neighbours:
                 seeds = rng.sample(names, min(len(names), max(1, self.p // 2)))
@@ -63,7 +80,7 @@ class GroupBatchSampler:
                     if g not in chosen:
                         chosen.append(g)
                     for nb in self.neighbours.get(g, []):
-                        if nb in self.members and nb not in chosen:
+                        if self.pool_of.get(nb) == here and nb not in chosen:
                             chosen.append(nb)
                             break
             pool = [g for g in rng.sample(names, min(len(names), self.p * 2)) if g not in chosen]

@@ -225,7 +225,8 @@ class Trainer:
             neighbours = nearest_groups(vecs, [r.group for r in self.train_records])
         sampler = GroupBatchSampler([r.group for r in self.train_records],
                                     [r.language for r in self.train_records],
-                                    cfg.groups_per_batch, cfg.per_group, cfg.seed, neighbours)
+                                    cfg.groups_per_batch, cfg.per_group, cfg.seed, neighbours,
+                                    monolingual_apart=cfg.monolingual_apart)
         head_params = list(self.model.head.parameters())
         bb_params = [p for p in self.model.backbone.parameters() if p.requires_grad]
         groups_opt = [{"params": head_params, "lr": cfg.lr_head}]
