@@ -96,3 +96,17 @@ def test_cli_train_keep_options(tiny_backbone, tiny_data, tmp_path):
     r = CliRunner().invoke(cli, ["train", str(train), "-D", str(dev), "-o", str(tmp_path / "o"), "--backbone",
                                  str(tiny_backbone), "--keep-weight", "1", "--no-progress"])
     assert r.exit_code != 0 and "needs --keep" in r.output
+
+
+@pytest.mark.slow
+def test_steps_per_epoch(tiny_backbone, tiny_data, tmp_path):
+    with pytest.raises(ValueError, match="steps_per_epoch"):
+        TrainConfig(train=["x"], steps_per_epoch=-1).validate()
+    t = Trainer(cfg(tiny_backbone, tiny_data, tmp_path, steps_per_epoch=1, epochs=2, dev=[]), progress=False,
+                log=lambda m: None)
+    assert t.max_steps_per_epoch == 1
+    t.fit()
+    import json
+
+    hist = json.loads((tmp_path / "out" / "training" / "history.json").read_text())
+    assert len(hist["step_loss"]) == 2  # one step in each of the two epochs

@@ -62,6 +62,8 @@ def _opt(name: str, *decls: str, **kwargs):
 @_opt("groups_per_batch", "-P", "--groups-per-batch", help="Groups per batch (P).")
 @_opt("per_group", "-K", "--per-group", help="Snippets per group (K).")
 @_opt("epochs", "-e", "--epochs")
+@_opt("steps_per_epoch", help="Batches per epoch, so a dev check (and the best-model choice) comes every N "
+                               "steps on large data; 0 = one pass over the data.")
 @_opt("lr_head")
 @_opt("lr_backbone")
 @_opt("patience", help="Epochs without dev improvement before stopping.")

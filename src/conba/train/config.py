@@ -42,6 +42,7 @@ class TrainConfig(JsonConfig):
     groups_per_batch: int = 16     # P
     per_group: int = 4             # K
     epochs: int = 10
+    steps_per_epoch: int = 0       # 0 = one pass over the data; else N batches per epoch (a dev check every N)
     lr_head: float = 1e-3
     lr_backbone: float = 3e-5
     weight_decay: float = 0.01
@@ -83,6 +84,8 @@ class TrainConfig(JsonConfig):
             raise ConfigError(f"loss must be one of {LOSSES}, got '{self.loss}'")
         if self.temperature <= 0:
             raise ConfigError("temperature must be > 0")
+        if self.steps_per_epoch < 0:
+            raise ConfigError("steps_per_epoch must be >= 0")
         if self.epochs < 1:
             raise ConfigError("epochs must be >= 1")
         if self.groups_per_batch < 2 or self.per_group < 2:

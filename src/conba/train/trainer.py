@@ -42,7 +42,7 @@ class Trainer:
         self.cfg = config.validate()
         self.progress = progress
         self.log = log
-        self.max_steps_per_epoch = max_steps_per_epoch
+        self.max_steps_per_epoch = max_steps_per_epoch or config.steps_per_epoch
         self.plot_history = plot_history
         self.out = Path(config.out)
         self.run_dir = self.out / "training"
