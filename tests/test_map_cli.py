@@ -148,6 +148,7 @@ page_check = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(page_check)
 
 
+@pytest.mark.slow  # a real browser: slow tier, like the other Chromium tests
 @pytest.mark.skipif(page_check.browser_paths() is None, reason="no headless browser: apt-get install chromium "
                                                                "chromium-driver")
 def test_html_report_in_chromium(trees, tmp_path):
