@@ -21,6 +21,7 @@ import argparse
 import itertools
 import json
 import random
+import re
 import shutil
 import sys
 from collections import defaultdict
@@ -61,9 +62,33 @@ def _config(args: argparse.Namespace):
                      contrast=args.contrast, path_weight=args.path_weight)
 
 
+def _key(name: str) -> str:
+    """A name as ports_dev's README keys its groups: last component, lower case, no ``_`` or punctuation."""
+    return re.sub(r"[\W_]", "", re.split(r"[.:#]", name)[-1]).lower()
+
+
+def _score(port, args: argparse.Namespace, groups: list[dict]) -> dict:
+    """Function-level scores of ``port``; with ``--extend-by-name`` the functions that the groups file
+    predates (helpers nested in a function, units since extractor version 4) are labelled by the README's
+    rule: a function of the project whose name keys a group, in a language without a member of it."""
+    from conba.mapping.groups import evaluate_functions, unit_labels
+
+    units = [f.source for f in port.functions] + port.targets
+    labels = unit_labels(groups, units)
+    if args.extend_by_name:
+        by_key = {(g["group"].split("/", 1)[0], g["group"].split("/", 1)[1]): g["group"] for g in groups}
+        have = {(labels[u.id], u.language) for u in units if u.id in labels}
+        for u in units:
+            parts = Path(u.file).parts
+            for project in {k[0] for k in by_key} & set(parts):
+                group = by_key.get((project, _key(u.qualname)))
+                if u.id not in labels and group is not None and (group, u.language) not in have:
+                    labels[u.id] = group
+    return evaluate_functions(port, labels)
+
+
 def ports(args: argparse.Namespace, idx, groups: list[dict]) -> list[dict]:
     from conba.mapping import map_index
-    from conba.mapping.groups import evaluate
 
     sides: dict[str, dict[str, Path]] = defaultdict(dict)
     for g in groups:
@@ -80,8 +105,8 @@ def ports(args: argparse.Namespace, idx, groups: list[dict]) -> list[dict]:
             copies[lang] = (copy, deleted)
         idx.add([c for c, _ in copies.values()])
         for a, b in itertools.permutations(sorted(folders), 2):
-            full = evaluate(map_index(idx, [folders[a]], [folders[b]], config=config), args.groups)["functions"]
-            held = evaluate(map_index(idx, [folders[a]], [copies[b][0]], config=config), args.groups)["functions"]
+            full = _score(map_index(idx, [folders[a]], [folders[b]], config=config), args, groups)
+            held = _score(map_index(idx, [folders[a]], [copies[b][0]], config=config), args, groups)
             rows.append({"project": project, "source": a, "target": b, "precision": full["precision"],
                          "recall": full["recall"], "pairs": full["pairs_graded"], "deleted": copies[b][1],
                          "truly_missing": held["truly_missing"], "missing_found": held["missing_found"],
@@ -119,6 +144,9 @@ def main() -> int:
     ap.add_argument("--keep-trivial", action="store_true")
     ap.add_argument("--fraction", type=float, default=0.2, help="Share of the target's functions deleted.")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--extend-by-name", action="store_true",
+                    help="Also label the functions the groups file predates by its README's name rule (nested "
+                         "helpers, units since extractor version 4).")
     ap.add_argument("-j", "--json-out", type=Path, default=None, help="Also write the rows and means here.")
     args = ap.parse_args()
     args.data = args.data.resolve()
@@ -147,7 +175,8 @@ def main() -> int:
         args.json_out.write_text(json.dumps({"rows": rows, "means": means, "threshold": threshold,
                                              "margin": args.margin, "seed": args.seed, "relax": args.relax,
                                              "contrast": args.contrast, "path_weight": args.path_weight,
-                                             "lexical_weight": weight}, indent=1))
+                                             "lexical_weight": weight, "extend_by_name": args.extend_by_name},
+                                            indent=1))
     return 0
 
 

@@ -226,3 +226,10 @@ def test_a_hub_file_close_to_everything_is_discounted():
     tgt = [unit(10 + j, f"t/{j}.py", "f") for j in range(3)]
     assert [f.target for f in map_files(fs, sim.astype(np.float32), [t.file for t in tgt])] == [
         "t/0.py", "t/1.py", "t/2.py"]
+
+
+def test_an_overload_of_the_target_is_no_rival():
+    s = np.array([[0.90, 0.89, 0.20]], dtype=np.float32)   # diff_main -> Java diff_main(a, b, c) and diff_main(a, b)
+    assert assign(s, 0.8, 0.02).status == ["ambiguous"]
+    a = assign(s, 0.8, 0.02, target_siblings=np.array([4, 4, 5]))
+    assert a.status == ["matched"] and a.target.tolist() == [0]

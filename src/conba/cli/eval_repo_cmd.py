@@ -45,6 +45,9 @@ def parse_baselines(value: str) -> tuple[str, ...]:
 @click.option("--baselines", "baselines", default="tfidf,zero-shot", show_default=True, metavar="LIST",
               help="Baselines through the same protocol: tfidf, zero-shot (untuned MiniLM), or none.")
 @click.option("--no-clones", is_flag=True, help="Skip the clone-class statistics.")
+@click.option("--overloads/--no-overloads", default=True, show_default=True,
+              help="Function level: score the overloads of a function (same file and name) as one, for every "
+                   "method alike, as `conba map` does.")
 @lexical_weight_option(help="Default: the index's. Above 0 the dense score alone is reported too (dense).")
 @json_out_option(help="Also write every number (per pair, per query, clones, timings, command) to this JSON file.")
 @click.option("--json", "fmt", flag_value="json", default=None,
@@ -55,7 +58,7 @@ def parse_baselines(value: str) -> tuple[str, ...]:
 @friendly_errors
 def eval_repo(paths: tuple[str, ...], groups_file: Path, index_dir: str | None, model: str | None, aggregate: str,
               baselines: str, no_clones: bool, json_out: Path | None, fmt: str | None, batch_size: int,
-              progress: bool | None, lexical_weight: float | None) -> None:
+              progress: bool | None, lexical_weight: float | None, overloads: bool) -> None:
     """Evaluate on real repositories: index PATHS (or use the index of -i as it is), then for every
     grouped file and every other language holding a file of its group, rank ALL files of that
     language by a file score built from function-level cosine similarities.
@@ -87,7 +90,8 @@ def eval_repo(paths: tuple[str, ...], groups_file: Path, index_dir: str | None, 
     result = evaluate_repo(list(paths), groups_file, model=resolve_model(model),
                            index_dir=resolve_index_dir(index_dir), baselines=chosen, aggregate=aggregate,
                            clones=not no_clones, batch_size=batch_size, progress=bars, log=log,
-                           command=shlex.join(["conba", *sys.argv[1:]]), lexical_weight=lexical_weight)
+                           command=shlex.join(["conba", *sys.argv[1:]]), lexical_weight=lexical_weight,
+                           overloads=overloads)
     if json_out:
         write_json_atomic(json_out, result)
         log(f"wrote {json_out}")

@@ -125,7 +125,7 @@ def evaluate_repo(paths: Sequence[str | os.PathLike], groups_file: str | os.Path
                   aggregate: str = "max", baseline_model: Any = None, cache_dir: str | os.PathLike | None = None,
                   clones: bool = True, batch_size: int = 32, progress: bool = False,
                   log: Callable[[str], None] | None = None, command: str | None = None,
-                  lexical_weight: float | None = None) -> dict:
+                  lexical_weight: float | None = None, overloads: bool = True) -> dict:
     """Evaluate ``model`` on repositories with a groups file; returns a JSON-ready dict.
 
     ``paths``: folders/files to index into ``index_dir`` (incremental); empty = use the index as it
@@ -140,7 +140,8 @@ def evaluate_repo(paths: Sequence[str | os.PathLike], groups_file: str | os.Path
 
     A function-level groups file (``{"group", "members": [{"language", "file", "name", "line"}]}``, as in
     ``ports_dev``) is scored function by function (:mod:`conba.eval.repo_functions`), plain and
-    name-blind, instead of file by file.
+    name-blind, instead of file by file; ``overloads`` scores the overloads of a function (same file and
+    name) as one there (:mod:`conba.source.overloads`).
     """
     log = log or (lambda _msg: None)
     if aggregate not in AGGREGATES:
@@ -182,7 +183,7 @@ def evaluate_repo(paths: Sequence[str | os.PathLike], groups_file: str | os.Path
         if function_level:
             t0 = time.perf_counter()
             methods = function_methods(idx, tables, baseline_models, batch_size)
-            scored = evaluate_functions(main, groups, methods, log=log)
+            scored = evaluate_functions(main, groups, methods, log=log, overloads=overloads)
             timings["functions_s"] = round(time.perf_counter() - t0, 2)
             timings["total_s"] = round(time.perf_counter() - t_start, 2)
             return _clean({"command": command, "cwd": os.getcwd(), "index": str(idx.path), "level": "function",

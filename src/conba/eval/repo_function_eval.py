@@ -19,6 +19,7 @@ from scipy import sparse
 
 from conba.eval.repo_functions import FunctionGroups, blind_name, function_retrieval
 from conba.eval.repo_units import UnitTable, dot
+from conba.source.overloads import overload_ids
 
 __all__ = ["Method", "evaluate_functions"]
 
@@ -49,10 +50,30 @@ def _scorer(method: Method, blind_rows: dict[int, int] | None, blind_vec: Any, b
     return score
 
 
+def _pooled(score: Callable[[list[int], list[int]], np.ndarray], ids: np.ndarray,
+            scorable: Callable[[int], bool]) -> Callable[[list[int], list[int]], np.ndarray]:
+    """``score`` with overload sets pooled (:func:`conba.source.overloads.pool_overloads`): the query rows are
+    scored together with their overloads (those ``scorable``), and each pair takes its sets' best score."""
+    members: dict[int, list[int]] = {}
+    for row, key in enumerate(ids.tolist()):
+        members.setdefault(key, []).append(row)
+
+    def pooled(q_rows: list[int], c_rows: list[int]) -> np.ndarray:
+        from conba.source.overloads import pool_overloads
+
+        extra = sorted({r for q in q_rows for r in members[int(ids[q])] if scorable(r)} - set(q_rows))
+        rows = list(q_rows) + extra
+        sim = pool_overloads(score(rows, c_rows), ids[rows], ids[c_rows])
+        return sim[:len(q_rows)]
+
+    return pooled
+
+
 def evaluate_functions(main: UnitTable, groups: FunctionGroups, methods: dict[str, Method], blind: bool = True,
-                       log: Callable[[str], None] | None = None) -> dict:
+                       log: Callable[[str], None] | None = None, overloads: bool = True) -> dict:
     """{"retrieval": {method: result}, "blind": {method: result}, "counts": {...}, "missing": [...]}
-    (results as :func:`conba.eval.repo_functions.function_retrieval` gives them)."""
+    (results as :func:`conba.eval.repo_functions.function_retrieval` gives them). ``overloads``: score
+    overload sets as one function (:mod:`conba.source.overloads`), for every method alike."""
     log = log or (lambda _m: None)
     group_of, missing = groups.resolve(main.units)
     if missing:
@@ -62,10 +83,16 @@ def evaluate_functions(main: UnitTable, groups: FunctionGroups, methods: dict[st
     blind_codes = [blind_name(main.units[r]) for r in grouped]
     langs = [main.units[r].language for r in grouped]
     encoded: dict[int, Any] = {}  # one encoding of the blind queries per encoder (conba and dense share one)
+    ids = overload_ids(main.units) if overloads else None
+
+    def scorer(fn: Callable[[list[int], list[int]], np.ndarray],
+               scorable: Callable[[int], bool]) -> Callable[[list[int], list[int]], np.ndarray]:
+        return _pooled(fn, ids, scorable) if ids is not None else fn
+
     for name, method in methods.items():
         log(f"function level: ranking with {name}")
         out["retrieval"][name] = function_retrieval(main.units, group_of, groups.project_of,
-                                                    _scorer(method, None, None, None))
+                                                    scorer(_scorer(method, None, None, None), lambda _r: True))
         if blind and method.encode_vectors is not None and grouped:
             key = id(method.encode_vectors)
             if key not in encoded:
@@ -74,7 +101,8 @@ def evaluate_functions(main: UnitTable, groups: FunctionGroups, methods: dict[st
             lex = method.encode_lexical(blind_codes) if method.encode_lexical is not None else None
             rows = {r: k for k, r in enumerate(grouped)}
             out["blind"][name] = function_retrieval(main.units, group_of, groups.project_of,
-                                                    _scorer(method, rows, vec, lex))
+                                                    scorer(_scorer(method, rows, vec, lex), rows.__contains__))
+    out["overloads"] = overloads
     out["counts"] = {"units": main.n_units, "members": len(groups.members), "members_found": len(group_of),
                      "groups_found": len(set(group_of.values()))}
     out["missing"] = [{"group": m.group, "language": m.language, "file": m.file, "name": m.name, "line": m.line}

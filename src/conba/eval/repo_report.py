@@ -58,7 +58,8 @@ def _function_report(result: dict) -> str:
     lines = [f"model: {model['name'] or '(given object)'} (fingerprint {model['fingerprint']}){_weight(model)}"
              f"   index: {result['index']}",
              f"function level: {c['members_found']} of {c['members']} grouped functions found "
-             f"({c['groups_found']} groups), {c['units']} functions ranked", ""]
+             f"({c['groups_found']} groups), {c['units']} functions ranked"
+             f"{', overloads scored as one' if result.get('overloads') else ''}", ""]
     lines += _retrieval_lines(result, "retrieval", "Function-level cross-language retrieval (project:pair)")
     if result.get("blind"):
         lines += ["", *_retrieval_lines(result, "blind", "Name-blind (the query's own name replaced by f)")]

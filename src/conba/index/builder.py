@@ -27,7 +27,8 @@ COMMIT_EVERY = 256
 # (or before the version was recorded) re-extracts every file once, changed or not; vectors are reused
 # by content, so only units whose code changed are encoded again. 2: doc comments above attributes,
 # Rust ``///`` docs. 3: C++ ``template <...>`` lines and JS/TS ``export`` with the doc above them.
-EXTRACTOR_VERSION = 3
+# 4: named functions nested in a function body are units of their own, elided from their parent.
+EXTRACTOR_VERSION = 4
 FILES_PER_TRANSACTION = 100
 
 

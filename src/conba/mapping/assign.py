@@ -14,8 +14,9 @@ For scores ``S`` (n source functions, m target functions) and a threshold ``t``:
   outside the ``margin`` below it (the close rivals make it ambiguous instead), so the row is flat:
   nothing stands out as the counterpart; a row with fewer other scores is not judged);
 * **matched**: assigned to a target, and no other target at or above ``t`` scores within ``margin`` of it
-  (or higher), not counting a target assigned to another source function that scores it at least as high
-  (a near-equal sibling whose own counterpart is there);
+  (or higher), not counting an overload of the target (``target_siblings``), nor a target assigned to
+  another source function that scores it at least as high (a near-equal sibling whose own counterpart is
+  there);
 * **ambiguous**: a target scores ``>= t`` but the match is not clear: ``reason`` *close* (another candidate
   within ``margin``) or *shared* (its candidates went to other source functions, one of them scoring no
   higher with it than this one: a tie, e.g. two copies of one function).
@@ -93,11 +94,13 @@ def background(row: np.ndarray, below: float, k: int) -> float | None:
 
 def assign(scores: np.ndarray, threshold: float, margin: float, candidates: int = 3,
            siblings: np.ndarray | None = None, relax: float = 0.0, contrast: float | None = None,
-           background_k: int = 5) -> Assignment:
+           background_k: int = 5, target_siblings: np.ndarray | None = None) -> Assignment:
     """Statuses of the rows of ``scores`` (float (n, m)); see the module docstring. ``siblings``: int (n,), rows
     with equal values are overloads of one function (None: none are); ``relax``: how far below the threshold
     a mutual-best pair is still assigned; ``contrast``: how far above its row's background (the mean of its
-    ``background_k`` highest scores outside the margin) an assigned score must be (None: no such test)."""
+    ``background_k`` highest scores outside the margin) an assigned score must be (None: no such test);
+    ``target_siblings``: int (m,), columns with equal values are overloads of one target function, never
+    rivals of each other (None: none are)."""
     scores = np.asarray(scores, dtype=np.float32)
     n, m = scores.shape
     if m == 0:
@@ -141,6 +144,7 @@ def assign(scores: np.ndarray, threshold: float, margin: float, candidates: int 
             put(MISSING, "weak")
             continue
         rivals = [k for k in np.flatnonzero(row >= max(threshold, s - margin)) if k != j
+                  and (target_siblings is None or target_siblings[k] != target_siblings[j])
                   # a sibling target that another source function claims at least as strongly is explained
                   and not (owner[k] >= 0 and scores[owner[k], k] >= row[k])]
         if rivals:

@@ -12,11 +12,8 @@ Every score comes from :meth:`conba.index.Index.score_matrix`, the same score as
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from typing import Any
-
-import numpy as np
 
 from conba.clones.display import display_path
 from conba.clones.threshold import resolve_threshold
@@ -26,6 +23,7 @@ from conba.mapping.assign import assign
 from conba.mapping.config import MapConfig
 from conba.mapping.files import file_lexical_scores, map_files
 from conba.mapping.records import FunctionMatch, PortMap
+from conba.source.overloads import overload_ids, pool_overloads
 from conba.source.records import Unit
 
 
@@ -60,13 +58,6 @@ def _side(units: Sequence[Unit], paths: Any, language: str | None, name: str, wh
     return chosen
 
 
-def overload_ids(units: Sequence[Unit]) -> np.ndarray:
-    """int64 (n,): equal for units in the same file with the same name (the last part of the qualified name)."""
-    key: dict[tuple[str, str], int] = {}
-    return np.array([key.setdefault((u.file, re.split(r"[.:#]", u.qualname)[-1]), len(key)) for u in units],
-                    dtype=np.int64)
-
-
 def map_units(idx: Any, source: Sequence[Unit], target: Sequence[Unit], config: MapConfig | None = None,
               info: dict[str, Any] | None = None) -> PortMap:
     """Map the ``source`` units onto the ``target`` units of ``idx`` (an :class:`~conba.index.Index`)."""
@@ -80,9 +71,12 @@ def map_units(idx: Any, source: Sequence[Unit], target: Sequence[Unit], config: 
         skipped, source, target = 0, list(source), list(target)
     target_set = {u.id for u in target}
     source = [u for u in source if u.id not in target_set]  # a unit is never its own counterpart
-    scores = idx.score_matrix([u.id for u in source], [u.id for u in target])  # float32 (n, m)
-    a = assign(scores, threshold, config.margin, config.candidates, siblings=overload_ids(source),
-               relax=config.relax, contrast=config.contrast or None)
+    source_sets = overload_ids(source)
+    # an overload scores as its set (conba.source.overloads): a forwarding `diff_main(a, b)` maps with the
+    # `diff_main(a, b, flag)` that carries the behaviour
+    scores = pool_overloads(idx.score_matrix([u.id for u in source], [u.id for u in target]), source_sets)
+    a = assign(scores, threshold, config.margin, config.candidates, siblings=source_sets,
+               relax=config.relax, contrast=config.contrast or None, target_siblings=overload_ids(target))
     functions = []
     for i, unit in enumerate(source):
         j = int(a.target[i])

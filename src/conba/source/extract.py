@@ -1,7 +1,13 @@
 """Cut a source file into code units: functions and methods via tree-sitter, else file / line windows.
 
-Functions are not descended into (a nested function stays part of its parent), anonymous
-functions are, so functions inside an IIFE or a callback-style module are still found.
+A named function declared directly in a function's body (a Python ``def`` in a ``def``, a JS ``function
+helper()`` or ``var helper = function`` inside a function, a Rust ``fn`` item in a ``fn``) is a unit of its
+own in the languages whose grammar says ``nested``, named ``parent.helper``, and its parent's unit keeps only
+its header (the body becomes ``...`` in Python, ``{}`` elsewhere): a JS or Python port often nests the
+helpers that its Java or C++ original declares as methods, and the parent would otherwise read as the
+helper. Functions inside expressions (callbacks, anonymous classes, expression-bodied arrows) stay part of
+their parent. Anonymous functions at the top level are descended into, so functions inside an IIFE or a
+callback-style module are still found.
 Functions with an empty body (``private Foo() {}``, ``fn noop() {}``, ``def f(): pass``) and
 declarations without a body are skipped: they say nothing about behaviour and would all be
 near-identical "clones" of each other. The comments directly above a function (no blank line between) are
@@ -83,7 +89,7 @@ def _visit(node: Any, src: bytes, grammar: Grammar, scope: list[str], path: str,
             continue
         js_fn = _js_function_binding(child, src)
         if js_fn is not None:
-            span, name = js_fn
+            span, name, _value = js_fn
             _emit(span, _head(span, grammar), name, src, grammar, scope, path, language, out, binding=True)
             continue
         if kind in grammar.containers:
@@ -94,25 +100,75 @@ def _visit(node: Any, src: bytes, grammar: Grammar, scope: list[str], path: str,
 
 
 def _emit(node: Any, span: Any, name: str | None, src: bytes, grammar: Grammar, scope: list[str],
-          path: str, language: str, out: list[Unit], binding: bool = False) -> None:
+          path: str, language: str, out: list[Unit], binding: bool = False) -> bool:
+    """Append the unit of function ``node`` (then those of the functions nested in it) to ``out``;
+    False when it is not a unit (no body, or an empty one)."""
     own = _text(node, src)
     if not binding and "\n" not in own.strip() and own.rstrip().endswith(";"):
-        return  # a declaration without a body
+        return False  # a declaration without a body
     if _empty_body(node):
-        return
+        return False
     first = doc_comment_start(span, src, grammar)
-    # re-indent the first line like the others so dedent works for methods
-    line_start = src.rfind(b"\n", 0, first.start_byte) + 1
-    prefix = src[line_start:first.start_byte].decode("utf-8", errors="replace")
-    indent = prefix if not prefix.strip() else ""
-    code = textwrap.dedent(indent + src[first.start_byte:span.end_byte].decode("utf-8", errors="replace"))
     receiver = _go_receiver(node, src)
     parts = scope + ([receiver] if receiver else []) + (name.split(".") if name else ["<anonymous>"])
     if node.type in grammar.constructors or (
             grammar.class_named_constructors and len(parts) >= 2 and _bare(parts[-1]) == _bare(parts[-2])):
         parts[-1] = CONSTRUCTOR
+    nested: list[Unit] = []
+    bodies = _nested_functions(_function_value(node, binding, src), src, grammar, parts, path, language, nested)
+    text = src[first.start_byte:span.end_byte]
+    for body in sorted(bodies, key=lambda b: -b.start_byte):  # from the end, so earlier offsets hold
+        stub = b"..." if body.type == "block" and grammar_key(path, language) == "python" else b"{}"
+        text = text[:body.start_byte - first.start_byte] + stub + text[body.end_byte - first.start_byte:]
+    # re-indent the first line like the others so dedent works for methods
+    line_start = src.rfind(b"\n", 0, first.start_byte) + 1
+    prefix = src[line_start:first.start_byte].decode("utf-8", errors="replace")
+    indent = prefix if not prefix.strip() else ""
+    code = textwrap.dedent(indent + text.decode("utf-8", errors="replace"))
     out.append(Unit(path, ".".join(parts), language, first.start_point[0] + 1, span.end_point[0] + 1,
                     code.rstrip() + "\n"))
+    out.extend(nested)
+    return True
+
+
+def _body(node: Any) -> Any:
+    body = node.child_by_field_name("body")
+    return body if body is not None else next((c for c in node.named_children if c.type in _BODY_TYPES), None)
+
+
+def _function_value(node: Any, binding: bool, src: bytes) -> Any:
+    """The function node itself, or for a binding (``var f = function () {...}``) its function value."""
+    if not binding:
+        return node
+    found = _js_function_binding(node, src)
+    return found[2] if found is not None else None
+
+
+def _nested_functions(fn: Any, src: bytes, grammar: Grammar, parts: list[str], path: str, language: str,
+                      out: list[Unit]) -> list[Any]:
+    """Emit the named functions declared directly in ``fn``'s block body (statements of the body, through
+    Python decorators) into ``out``; returns the body nodes of those emitted, for the parent to elide."""
+    body = _body(fn) if fn is not None and grammar.nested else None
+    if body is None or body.type not in _BODY_TYPES:
+        return []
+    bodies = []
+    for child in body.named_children:
+        if child.type == "decorated_definition":
+            child = child.child_by_field_name("definition") or child
+        value = None
+        if child.type in grammar.functions:
+            name, value, binding = _function_name(child, src), child, False
+        else:
+            js_fn = _js_function_binding(child, src)
+            if js_fn is None:
+                continue
+            name, value, binding = js_fn[1], js_fn[2], True
+        inner = _body(value)
+        if inner is None or inner.type not in _BODY_TYPES or name is None:
+            continue  # an expression-bodied arrow stays part of its parent
+        if _emit(child, _head(child, grammar), name, src, grammar, parts, path, language, out, binding=binding):
+            bodies.append(inner)
+    return bodies
 
 
 def _head(node: Any, grammar: Grammar) -> Any:
@@ -230,22 +286,22 @@ def _go_receiver(node: Any, src: bytes) -> str | None:
     return None
 
 
-def _js_function_binding(node: Any, src: bytes) -> tuple[Any, str] | None:
-    """``const f = (x) => ...`` / ``exports.f = function () {...}``: (span node, name)."""
+def _js_function_binding(node: Any, src: bytes) -> tuple[Any, str, Any] | None:
+    """``const f = (x) => ...`` / ``exports.f = function () {...}``: (span node, name, function value)."""
     if node.type in ("lexical_declaration", "variable_declaration"):
         decls = [c for c in node.named_children if c.type == "variable_declarator"]
         if len(decls) == 1:
             value = decls[0].child_by_field_name("value")
             name = decls[0].child_by_field_name("name")
             if value is not None and name is not None and value.type in _JS_FUNCTION_VALUES:
-                return node, _text(name, src)
+                return node, _text(name, src), value
     if node.type == "expression_statement" and node.named_children:
         expr = node.named_children[0]
         if expr.type == "assignment_expression":
             right = expr.child_by_field_name("right")
             left = expr.child_by_field_name("left")
             if right is not None and left is not None and right.type in _JS_FUNCTION_VALUES:
-                return node, js_assigned_name(_text(left, src))
+                return node, js_assigned_name(_text(left, src)), right
     return None
 
 

@@ -40,6 +40,9 @@ class Grammar:
     # nodes that wrap one function and open with part of its declaration (C++ ``template <...>``, JS/TS
     # ``export``, as Rust's ``pub``): the unit spans the outermost of them, and its doc is the one above it
     heads: frozenset[str] = field(default_factory=frozenset)
+    # a named function declared in a function's body is a unit of its own (Python, JS/TS, Rust, Kotlin:
+    # languages with nested functions; C/C++ parse Qt's ``foreach (...) {...}`` as a function definition)
+    nested: bool = False
 
 
 @dataclass(frozen=True)
@@ -83,9 +86,9 @@ class Language:
 
 def _g(module: str, functions: str, containers: str, attr: str = "language", constructors: str = "",
        class_named_constructors: bool = False, attributes: str = "", enclosing: str = "",
-       heads: str = "") -> Grammar:
+       heads: str = "", nested: bool = False) -> Grammar:
     return Grammar(module, attr, _set(functions), _set(containers), _set(constructors), class_named_constructors,
-                   _set(attributes), _set(enclosing), _set(heads))
+                   _set(attributes), _set(enclosing), _set(heads), nested)
 
 
 def _plain(name: str, extensions: str, highlight: str | None = None) -> Language:
@@ -114,7 +117,7 @@ _PHP_RULES = Rules(
 _ENTRIES: list[Language] = [
     Language("python", (".py", ".pyi", ".pyw"),
              _g("tree_sitter_python", "function_definition", "class_definition", attributes="decorator",
-                enclosing="decorated_definition block"),
+                enclosing="decorated_definition block", nested=True),
              Rules(comments=_set("comment"),
                    imports=_set("import_statement import_from_statement future_import_statement"),
                    functions=_set("function_definition"), classes=_set("class_definition"),
@@ -167,7 +170,7 @@ _ENTRIES: list[Language] = [
                    wrappers=_set("global_statement"), static_main=True, family="csharp"),
              highlight="csharp"),
     Language("javascript", (".js", ".mjs", ".cjs", ".jsx"),
-             _g("tree_sitter_javascript", _JS_FUNCS, _JS_CONTAINERS, heads="export_statement"),
+             _g("tree_sitter_javascript", _JS_FUNCS, _JS_CONTAINERS, heads="export_statement", nested=True),
              Rules(comments=_set("comment html_comment"), imports=_set("import_statement"),
                    functions=_set(_JS_FUNCS), classes=_set("class_declaration"),
                    transparent=_set("class_body"), wrappers=_set("export_statement"), script=True,
@@ -176,10 +179,10 @@ _ENTRIES: list[Language] = [
     # JSX inside a ``.ts`` snippet: the TSX grammar is tried too, and the tree with fewer errors wins
     Language("typescript", (".ts", ".mts", ".cts", ".tsx"),
              _g("tree_sitter_typescript", _JS_FUNCS, _JS_CONTAINERS + " interface_declaration",
-                attr="language_typescript", attributes="decorator", heads="export_statement"),
+                attr="language_typescript", attributes="decorator", heads="export_statement", nested=True),
              _TS_RULES,
              variants={"tsx": _g("tree_sitter_typescript", _JS_FUNCS, _JS_CONTAINERS, attr="language_tsx",
-                                 attributes="decorator", heads="export_statement")},
+                                 attributes="decorator", heads="export_statement", nested=True)},
              extension_grammars={".tsx": "tsx"}, retry_grammar="tsx", highlight="typescript"),
     Language("go", (".go",),
              _g("tree_sitter_go", "function_declaration method_declaration", ""),
@@ -187,7 +190,8 @@ _ENTRIES: list[Language] = [
                    functions=_set("function_declaration method_declaration"), family="go"),
              highlight="go"),
     Language("rust", (".rs",),
-             _g("tree_sitter_rust", "function_item", "impl_item trait_item mod_item", attributes="attribute_item"),
+             _g("tree_sitter_rust", "function_item", "impl_item trait_item mod_item", attributes="attribute_item",
+                nested=True),
              Rules(comments=_set("line_comment block_comment"),
                    imports=_set("use_declaration extern_crate_declaration mod_item"),
                    functions=_set("function_item function_signature_item"),
@@ -195,7 +199,7 @@ _ENTRIES: list[Language] = [
                    transparent=_set("mod_item declaration_list"), family="rust"),
              highlight="rust"),
     Language("kotlin", (".kt", ".kts"),
-             _g("tree_sitter_kotlin", "function_declaration", "class_declaration object_declaration"),
+             _g("tree_sitter_kotlin", "function_declaration", "class_declaration object_declaration", nested=True),
              Rules(comments=_set("line_comment block_comment"), imports=_set("package_header import"),
                    functions=_set("function_declaration"),
                    classes=_set("class_declaration object_declaration"),
