@@ -119,6 +119,8 @@ def build(args: argparse.Namespace) -> dict:
     tree = args.out / "tree"
     settings = {"target": args.target, "stdlib_share": args.stdlib_share, "seed": args.seed,
                 "data": str(args.data), "stdlib": args.stdlib}
+    if args.real:
+        settings.update(real=[str(r) for r in args.real], real_share=args.real_share)
     stamp = tree / "BUILD.json"
     if stamp.exists() and json.loads(stamp.read_text()).get("settings") == settings:
         print(f"tree exists: {tree} (delete it to rebuild)")
@@ -154,6 +156,8 @@ def build(args: argparse.Namespace) -> dict:
         std_funcs += len(extract_units(str(dst), text, "python"))
         std_count += 1
 
+    real_funcs, real_count, real_by_language = _copy_real(args, tree, rng)
+
     records = []
     for name in DATA_FILES:
         with open(args.data / name, encoding="utf-8") as fh:
@@ -162,7 +166,7 @@ def build(args: argparse.Namespace) -> dict:
     data_funcs = data_count = 0
     per_language: dict[str, int] = {}
     for rec in records:
-        if std_funcs + data_funcs >= args.target:
+        if std_funcs + real_funcs + data_funcs >= args.target:
             break
         lang = rec["language"]
         safe = rec["id"].replace("/", "_").replace(os.sep, "_")
@@ -174,12 +178,56 @@ def build(args: argparse.Namespace) -> dict:
         data_count += 1
         per_language[lang] = per_language.get(lang, 0) + n
     per_language["python (stdlib)"] = std_funcs
+    for lang, n in real_by_language.items():
+        per_language[f"{lang} (real)"] = n
     result = {"settings": settings, "tree": str(tree), "stdlib_files": std_count, "stdlib_functions": std_funcs,
+              "real_files": real_count, "real_functions": real_funcs,
               "data_files": data_count, "data_functions": data_funcs, "functions_by_language": per_language}
     stamp.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {std_count} stdlib files ({std_funcs} functions) and {data_count} data files "
+    print(f"wrote {std_count} stdlib files ({std_funcs} functions), {real_count} files of real code "
+          f"({real_funcs} functions) and {data_count} data files "
           f"({data_funcs} functions) to {tree}")
     return result
+
+
+def _copy_real(args: argparse.Namespace, tree: Path, rng: random.Random) -> tuple[int, int, dict[str, int]]:
+    """Copy source files of the ``--real`` folders (taken in turn, files shuffled) to ``tree/real`` until
+    ``--real-share`` of the target's functions; returns (functions, files, functions by language)."""
+    from conba.source.extract import extract_units
+    from conba.syntax.languages import detect_language
+
+    if not args.real:
+        return 0, 0, {}
+    queues = []
+    for root in args.real:
+        files = []
+        for d, dirs, names in os.walk(root):
+            dirs[:] = sorted(x for x in dirs if x not in STDLIB_SKIP_DIRS and not x.startswith("."))
+            files += [Path(d) / n for n in sorted(names)
+                      if detect_language(n) and not n.endswith(".min.js") and (Path(d) / n).stat().st_size < 2**18]
+        rng.shuffle(files)
+        queues.append((Path(root), files))
+    goal = int(args.target * args.real_share)
+    funcs = count = 0
+    by_language: dict[str, int] = {}
+    while funcs < goal and any(q for _, q in queues):
+        for k, (root, files) in enumerate(queues):
+            if not files or funcs >= goal:
+                continue
+            src = files.pop()
+            try:
+                text = src.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            lang = detect_language(src.name)
+            dst = tree / "real" / f"{k}-{root.name}" / src.relative_to(root)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_text(text, encoding="utf-8")
+            n = len(extract_units(str(dst), text, lang))
+            funcs += n
+            count += 1
+            by_language[lang] = by_language.get(lang, 0) + n
+    return funcs, count, by_language
 
 
 # ---------------------------------------------------------------------- index
@@ -195,7 +243,8 @@ def index(args: argparse.Namespace) -> dict:
     t0 = time.perf_counter()
     idx = Index(folder, model=args.model, engine=args.engine)
     load_s = time.perf_counter() - t0
-    report = idx.add([str(tree / "data"), str(tree / "stdlib")], batch_size=args.batch_size, show_progress=True)
+    parts = [str(tree / p) for p in ("data", "stdlib", "real") if (tree / p).is_dir()]
+    report = idx.add(parts, batch_size=args.batch_size, show_progress=True)
     stats = idx.stats()
     idx.close()
     results = read_json(args.out / "results.json") if (args.out / "results.json").exists() else {}
@@ -211,8 +260,8 @@ def index(args: argparse.Namespace) -> dict:
         reasons[reason] = reasons.get(reason, 0) + 1
     manifest = read_json(folder / "manifest.json")
     return {
-        "command": f"Index({folder}, model={args.model!r}, engine={stats['engine']!r}).add([tree/data, tree/stdlib])"
-                   f"  (= conba index {tree}/data {tree}/stdlib --index {folder} --model {args.model} "
+        "command": f"Index({folder}, model={args.model!r}, engine={stats['engine']!r}).add({parts})"
+                   f"  (= conba index {' '.join(parts)} --index {folder} --model {args.model} "
                    f"--engine {stats['engine']})",
         "machine": info, "model": stats["model"], "engine": stats["engine"], "fingerprint": stats["fingerprint"],
         "threshold": stats["threshold"], "model_load_s": round(load_s, 1),
@@ -335,6 +384,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--stdlib", default=sysconfig.get_paths()["stdlib"], help="Python standard library folder")
     p.add_argument("--target", type=int, default=20_000, help="functions in the corpus (approximate)")
     p.add_argument("--stdlib-share", type=float, default=0.3, help="share of the functions from the stdlib")
+    p.add_argument("--real", type=Path, action="append", default=[], metavar="DIR",
+                   help="folder of real source code (repeatable; e.g. Go's std, the JDK's src.zip, node_modules)")
+    p.add_argument("--real-share", type=float, default=0.5, help="share of the functions from the --real folders")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("-m", "--model", default="default",
                    help="model for a new index: a name or any conba model folder (an existing index keeps its own)")

@@ -158,3 +158,21 @@ def test_cli_bad_input(teacher, tiny_data, tmp_path):
     missing = str(tmp_path / "no.jsonl")
     res = CliRunner().invoke(cli, ["distill", "-m", teacher, "-o", str(tmp_path / "c"), "-d", missing])
     assert res.exit_code == 1 and f"{missing}: data file not found" in res.output
+
+
+@pytest.mark.slow
+def test_cli_init_continues_an_earlier_student(teacher, tiny_data, tmp_path):
+    first = tmp_path / "first"
+    assert _run(teacher, tiny_data, first, "-e", "1").exit_code == 0
+    res = _run(teacher, tiny_data, tmp_path / "more", "-e", "1", "--init", str(first), "--seed", "1")
+    assert res.exit_code == 0, res.output
+    history = json.loads((tmp_path / "more" / "distill" / "distill.json").read_text())["history"]
+    assert history[0]["note"] == f"{first}, before this run" and [h["epoch"] for h in history] == [0, 1]
+    # before training, the run starts from the earlier student, not from layer dropping
+    first_dev = json.loads((first / "distill" / "distill.json").read_text())["history"][1]["dev"]
+    assert history[0]["dev"] == pytest.approx(first_dev, abs=1e-3)
+
+
+def test_cli_init_must_match_the_layers(teacher, tiny_data, tmp_path):
+    res = _run(teacher, tiny_data, tmp_path / "x", "--init", teacher)  # 3 layers, -L 0,2 asks for 2
+    assert res.exit_code == 1 and "--init" in res.output and "3 layers" in res.output and "asks for 2" in res.output

@@ -46,6 +46,8 @@ def _layers(value: str) -> list[int]:
                    "go to OUT/distill/).")
 @click.option("-L", "--layers", default=",".join(map(str, _DEFAULTS.layers)), show_default=True, metavar="LIST",
               help="Teacher layers the student starts from, in order (e.g. '0,2,4' or '0-2').")
+@_opt("init", metavar="MODEL", help="Continue from this student (name or folder, e.g. default-fast; as many "
+      "layers as -L names) instead of dropping the teacher's layers: more data or epochs on an earlier run.")
 @data_files_option("JSONL file(s) whose code the student learns on (labels unused; repeatable). "
                    "Default: ../shared/data/atcoder_train.jsonl and mbxp_train.jsonl when they exist.")
 @click.option("--source", "source", multiple=True, type=click.Path(exists=True, path_type=Path),
@@ -67,8 +69,9 @@ def _layers(value: str) -> list[int]:
 @restart_option()
 @progress_option
 @friendly_errors
-def distill(model: str | None, out: Path, layers: str, data: tuple[Path, ...], source: tuple[Path, ...],
-            source_limit: int, limit: int, dev: tuple[Path, ...], dev_limit: int, epochs: int, batch_size: int,
+def distill(model: str | None, out: Path, layers: str, init: str | None, data: tuple[Path, ...],
+            source: tuple[Path, ...], source_limit: int, limit: int, dev: tuple[Path, ...], dev_limit: int,
+            epochs: int, batch_size: int,
             lr: float, sim_weight: float, time_budget: float, seed: int, restart: bool,
             progress: bool | None) -> None:
     """Distil a model into a student with fewer transformer layers (faster encoding: half the layers is
@@ -78,6 +81,7 @@ def distill(model: str | None, out: Path, layers: str, data: tuple[Path, ...], s
     \b
     Examples:
       conba distill -o runs/student -L 0,2,4 --source ~/src/some-repo -D ../shared/data/atcoder_dev.jsonl
+      conba distill -o runs/student2 -L 0,2,5 --init default-fast -d mined.jsonl -D ../shared/data/atcoder_dev.jsonl
       conba eval ../shared/data/atcoder_dev.jsonl -m runs/student
       conba calibrate ../shared/data/atcoder_dev.jsonl -m runs/student --write   # its own clone threshold
     """
@@ -88,6 +92,7 @@ def distill(model: str | None, out: Path, layers: str, data: tuple[Path, ...], s
         default = [Path("../shared/data") / f for f in ("atcoder_train.jsonl", "mbxp_train.jsonl")]
         data = tuple(p for p in default if p.is_file())
     cfg = DistillConfig(teacher=resolve_model_name(model), out=str(out), layers=_layers(layers),
+                        init=resolve_model_name(init) if init else None,
                         data=[str(p) for p in data], source=[str(p) for p in source], source_limit=source_limit,
                         limit=limit, dev=[str(p) for p in dev], dev_limit=dev_limit, epochs=epochs,
                         batch_size=batch_size, lr=lr, sim_weight=sim_weight, time_budget=time_budget, seed=seed)

@@ -136,7 +136,9 @@ def encode_missing(store: Store, model: Any, report: AddReport, batch_size: int 
     committing every ``commit_every``."""
     commit_every = commit_every or int(os.environ.get("CONBA_INDEX_COMMIT_EVERY", COMMIT_EVERY))
     delay = float(os.environ.get("CONBA_INDEX_TEST_DELAY", "0") or 0)
-    missing = store.missing_vectors()
+    # longest first, so each committed chunk holds units of similar length: the engine's batches (sorted
+    # within a chunk) then carry less padding (default-fast + ONNX on 4,695 functions: 55.5 s -> 53.7 s)
+    missing = sorted(store.missing_vectors(), key=lambda row: -len(row[2]))
     report.units_encoded = len(missing)
     if not missing:
         return

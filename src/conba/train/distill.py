@@ -102,12 +102,12 @@ class Distiller:
         teacher.eval()
         if max(cfg.layers) >= teacher.backbone.num_layers:
             raise ConfigError(f"layers {cfg.layers}: the teacher has layers 0..{teacher.backbone.num_layers - 1}")
+        student = make_student(teacher, cfg.layers) if cfg.init is None else _init_student(cfg, teacher)
         snippets = collect_snippets(cfg.data, cfg.source, teacher.view, cfg.limit, cfg.source_limit, cfg.seed)
         self.log(f"{len(snippets)} training snippets ({snippets.from_source} functions from real code), "
                  f"view {teacher.view}")
         targets = torch.from_numpy(teacher_vectors(teacher, snippets, out / "teacher", log=self.log))
         dev_sets = [subset_groups(load_records(p), cfg.dev_limit, cfg.seed) for p in cfg.dev]
-        student = make_student(teacher, cfg.layers)
         del teacher
         student.backbone.set_trainable("full")
         params = [p for p in student.parameters() if p.requires_grad]
@@ -117,8 +117,9 @@ class Distiller:
                                 trainable_only=True)
         if state is None:
             base = dev_score(student, dev_sets) if dev_sets else {}
+            note = "layer dropping, before distillation" if cfg.init is None else f"{cfg.init}, before this run"
             state = {"epoch": 0, "batch": 0, "step": 0, "best": None, "history": [
-                {"epoch": 0, "dev": base, "note": "layer dropping, before distillation"}]}
+                {"epoch": 0, "dev": base, "note": note}]}
             self.log(f"student {cfg.layers} before distillation: dev {_fmt(base)}")
         else:
             self.log(f"resuming at epoch {state['epoch'] + 1}, batch {state['batch']}")
@@ -181,6 +182,20 @@ class Distiller:
         shutil.rmtree(tmp, ignore_errors=True)
         copy.deepcopy(student).save(tmp, dtype="float16")  # a copy: float16 rounds in place
         replace_dir(tmp, self.run_dir / "best")  # a crash at any moment leaves best or best.old
+
+
+def _init_student(cfg: DistillConfig, teacher):
+    """The student of ``cfg.init`` (a saved model with ``len(cfg.layers)`` layers and the teacher's width),
+    to train further: a run that extends an earlier one with new data or more epochs."""
+    from conba.model import load_model
+
+    student = load_model(cfg.init, prune=False)
+    if student.backbone.num_layers != len(cfg.layers) or student.dim != teacher.dim:
+        raise ConfigError(f"--init {cfg.init}: {student.backbone.num_layers} layers of width {student.dim}, but "
+                          f"-L {','.join(map(str, cfg.layers))} asks for {len(cfg.layers)} of width {teacher.dim}")
+    if student.view != teacher.view:
+        raise ConfigError(f"--init {cfg.init}: input view {student.view!r}, the teacher's is {teacher.view!r}")
+    return student
 
 
 def _fmt(scores: dict) -> str:

@@ -17,6 +17,7 @@ class DistillConfig(JsonConfig):
     teacher: str = "default"
     out: str = "runs/student"
     layers: list[int] = field(default_factory=lambda: [0, 2, 4])  # teacher layers the student starts from
+    init: str | None = None    # a student to continue from (name or folder) instead of layer dropping
     data: list[str] = field(default_factory=list)   # grouped JSONL files (only their code is used)
     source: list[str] = field(default_factory=list)  # folders / files of real source code
     source_limit: int = 4000   # functions taken from ``source`` at most (0: all)
