@@ -19,7 +19,7 @@ from scipy import sparse
 
 from conba.eval.repo_functions import FunctionGroups, blind_name, function_retrieval
 from conba.eval.repo_units import UnitTable, dot
-from conba.source.overloads import overload_ids
+from conba.source.overloads import overload_ids, pool_overloads
 
 __all__ = ["Method", "evaluate_functions"]
 
@@ -59,8 +59,6 @@ def _pooled(score: Callable[[list[int], list[int]], np.ndarray], ids: np.ndarray
         members.setdefault(key, []).append(row)
 
     def pooled(q_rows: list[int], c_rows: list[int]) -> np.ndarray:
-        from conba.source.overloads import pool_overloads
-
         extra = sorted({r for q in q_rows for r in members[int(ids[q])] if scorable(r)} - set(q_rows))
         rows = list(q_rows) + extra
         sim = pool_overloads(score(rows, c_rows), ids[rows], ids[c_rows])
