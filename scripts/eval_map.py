@@ -21,7 +21,6 @@ import argparse
 import itertools
 import json
 import random
-import re
 import shutil
 import sys
 from collections import defaultdict
@@ -62,15 +61,11 @@ def _config(args: argparse.Namespace):
                      contrast=args.contrast, path_weight=args.path_weight)
 
 
-def _key(name: str) -> str:
-    """A name as ports_dev's README keys its groups: last component, lower case, no ``_`` or punctuation."""
-    return re.sub(r"[\W_]", "", re.split(r"[.:#]", name)[-1]).lower()
-
-
 def _score(port, args: argparse.Namespace, groups: list[dict]) -> dict:
     """Function-level scores of ``port``; with ``--extend-by-name`` the functions that the groups file
     predates (helpers nested in a function, units since extractor version 4) are labelled by the README's
     rule: a function of the project whose name keys a group, in a language without a member of it."""
+    from conba.eval.repo_functions import name_key
     from conba.mapping.groups import evaluate_functions, unit_labels
 
     units = [f.source for f in port.functions] + port.targets
@@ -81,7 +76,7 @@ def _score(port, args: argparse.Namespace, groups: list[dict]) -> dict:
         for u in units:
             parts = Path(u.file).parts
             for project in {k[0] for k in by_key} & set(parts):
-                group = by_key.get((project, _key(u.qualname)))
+                group = by_key.get((project, name_key(u.qualname)))
                 if u.id not in labels and group is not None and (group, u.language) not in have:
                     labels[u.id] = group
     return evaluate_functions(port, labels)

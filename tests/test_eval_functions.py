@@ -12,7 +12,7 @@ from tests.test_eval_repo import KeywordModel
 from conba.cli.main import cli
 from conba.data.records import DataError
 from conba.eval.repo import evaluate_repo
-from conba.eval.repo_functions import blind_name, is_function_groups, load_function_groups
+from conba.eval.repo_functions import blind_name, is_function_groups, load_function_groups, name_key
 from conba.source.records import Unit
 from conba.testing import write_tree
 
@@ -118,3 +118,14 @@ def test_cli_function_level_table(ports, tmp_path, tiny_model):
     assert "lib:python->javascript" in res.stdout and "lexical weight 0.3" in res.stdout
     saved = json.loads(out.read_text())
     assert set(saved["retrieval"]) == {"conba", "dense", "tfidf"} and set(saved["blind"]) == {"conba", "dense", "tfidf"}
+
+
+@pytest.mark.parametrize(("qualname", "key"), [
+    ("diff_match_patch.diff_main", "diffmain"),
+    ("DiffMatchPatch.DiffMain", "diffmain"),
+    ("dmp::diff_halfMatchI", "diffhalfmatchi"),
+    ("Parser#parse_header", "parseheader"),
+    ("diff_main", "diffmain"),
+])
+def test_name_key_is_the_readme_rule(qualname, key):
+    assert name_key(qualname) == key

@@ -92,6 +92,12 @@ def _last_name(qualname: str) -> str:
     return re.split(r"[.:#]", qualname)[-1]
 
 
+def name_key(qualname: str) -> str:
+    """A function's name as ports_dev's README keys its groups: the last component of the qualified name,
+    lower case, without ``_`` or punctuation (``diff_main`` and ``diffMain`` both key ``diffmain``)."""
+    return re.sub(r"[\W_]", "", _last_name(qualname)).lower()
+
+
 def is_function_groups(path: str | os.PathLike) -> bool:
     """True when the first JSON line of ``path`` has ``members`` (function level), not ``files``."""
     for _, obj in iter_json_lines(Path(path)):
