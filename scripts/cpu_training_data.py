@@ -7,7 +7,10 @@ doc as a comment and a renamed copy) and the curated training files it writes in
 * ``mined_keep.jsonl``: the body of ``--keep-per-language`` *other* groups per language, the real code on
   which ``conba train --keep`` keeps the untuned similarities;
 * ``mbxp_train_renamed.jsonl``: mbxp_train with a renamed copy of every record (``scripts/augment_data.py``);
-* ``atcoder_train_cap1.jsonl``: atcoder_train with one submission per (task, language).
+* ``atcoder_train_cap1.jsonl``: atcoder_train with one submission per (task, language);
+* ``distill_mix.jsonl`` (``conba distill``'s data; ``--distill-contest N``): every mined function as
+  ``conba index`` cuts it (its doc comment above its body, one record per function) and N records
+  sampled (seeded) from atcoder_train + mbxp_train, so the student also keeps up on contest code.
 
     python scripts/cpu_training_data.py /work/mined/mined.jsonl --data ../shared/data -o /work/train-data
 """
@@ -43,6 +46,35 @@ def split_mined(path: Path, per_language: int, keep_per_language: int, seed: int
     return train, keep
 
 
+def mined_units(path: Path) -> list[str]:
+    """One record per mined function, ``ID/unit``: its doc (a comment, when it has one) above its body."""
+    parts: dict[str, dict[str, dict]] = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            parts.setdefault(r["group"], {})[r["id"].rsplit("/", 1)[1]] = r
+    out = []
+    for group, p in parts.items():
+        if "body" not in p:
+            continue
+        body = p["body"]
+        code = (p["doc"]["code"] if "doc" in p else "") + body["code"]
+        out.append(json.dumps({"id": f"{group}/unit", "group": group, "language": body["language"],
+                               "source": body["source"], "code": code}) + "\n")
+    return out
+
+
+def contest_sample(data: Path, n: int, seed: int) -> list[str]:
+    """``n`` records drawn (seeded) from atcoder_train + mbxp_train, as JSON lines."""
+    from conba.data import load_records
+
+    records = load_records(data / "atcoder_train.jsonl") + load_records(data / "mbxp_train.jsonl")
+    by_id = {r.id: r for r in records}
+    ids = random.Random(seed).sample([r.id for r in records], min(n, len(records)))
+    return [json.dumps({"id": i, "group": by_id[i].group, "language": by_id[i].language, "source": by_id[i].source,
+                        "code": by_id[i].code}) + "\n" for i in ids]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("mined", type=Path)
@@ -50,6 +82,8 @@ def main() -> None:
     ap.add_argument("-o", "--output", type=Path, required=True, metavar="DIR")
     ap.add_argument("--per-language", type=int, default=200)
     ap.add_argument("--keep-per-language", type=int, default=300)
+    ap.add_argument("--distill-contest", type=int, default=4000, metavar="N",
+                    help="contest records sampled into distill_mix.jsonl beside the mined functions")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     from conba.data import cap_records, load_records
@@ -65,8 +99,10 @@ def main() -> None:
     subprocess.run([sys.executable, str(Path(__file__).with_name("augment_data.py")),
                     str(args.data / "mbxp_train.jsonl"), "-o", str(args.output / "mbxp_train_renamed.jsonl"),
                     "--seed", str(args.seed)], check=True)
+    units, contest = mined_units(args.mined), contest_sample(args.data, args.distill_contest, args.seed)
+    write_text_atomic(args.output / "distill_mix.jsonl", "".join(units + contest))
     print(json.dumps({"mined_train": len(train), "mined_keep": len(keep), "atcoder_train_cap1": len(atcoder),
-                      "output": str(args.output)}))
+                      "distill_mix": len(units) + len(contest), "output": str(args.output)}))
 
 
 if __name__ == "__main__":

@@ -104,7 +104,7 @@ class Distiller:
             raise ConfigError(f"layers {cfg.layers}: the teacher has layers 0..{teacher.backbone.num_layers - 1}")
         student = make_student(teacher, cfg.layers) if cfg.init is None else _init_student(cfg, teacher)
         snippets = collect_snippets(cfg.data, cfg.source, teacher.view, cfg.limit, cfg.source_limit, cfg.seed)
-        self.log(f"{len(snippets)} training snippets ({snippets.from_source} functions from real code), "
+        self.log(f"{len(snippets)} training snippets ({snippets.from_source} of them functions cut from --source), "
                  f"view {teacher.view}")
         targets = torch.from_numpy(teacher_vectors(teacher, snippets, out / "teacher", log=self.log))
         dev_sets = [subset_groups(load_records(p), cfg.dev_limit, cfg.seed) for p in cfg.dev]
