@@ -38,6 +38,9 @@ def test_keep_layers_picks_the_teacher_layers_in_order(teacher):
         mine, theirs = s.backbone.layers[i].state_dict(), t.backbone.layers[j].state_dict()
         assert list(mine) == list(theirs) and all(torch.equal(mine[k], theirs[k]) for k in mine)
     assert s.view == t.view and s.threshold is None and s.pruner is None
+    assert s.lexical_weight == t.lexical_weight == 0.0
+    t.lexical_weight = 0.3  # a teacher that fuses the lexical channel: its student scores the same way
+    assert make_student(t, [0, 2]).lexical_weight == 0.3
     # one kept layer: the student is the teacher's embeddings + that layer, nothing else
     assert make_student(t, [1]).encode(CODES).shape == t.encode(CODES).shape
 
@@ -171,6 +174,19 @@ def test_cli_init_continues_an_earlier_student(teacher, tiny_data, tmp_path):
     # before training, the run starts from the earlier student, not from layer dropping
     first_dev = json.loads((first / "distill" / "distill.json").read_text())["history"][1]["dev"]
     assert history[0]["dev"] == pytest.approx(first_dev, abs=1e-3)
+
+
+@pytest.mark.slow
+def test_cli_init_drops_the_earlier_students_thresholds(teacher, tiny_data, tmp_path):
+    first = tmp_path / "first"
+    assert _run(teacher, tiny_data, first, "-e", "1").exit_code == 0
+    calibrated = load_model(first)
+    calibrated.threshold, calibrated.clone_threshold, calibrated.lexical_weight = 0.5, {"value": 0.7}, 0.2
+    calibrated.save(first)
+    assert _run(teacher, tiny_data, tmp_path / "more", "-e", "1", "--init", str(first)).exit_code == 0
+    more = load_model(tmp_path / "more")
+    assert more.threshold is None and more.clone_threshold is None  # stale after training: calibrate again
+    assert more.lexical_weight == 0.2  # how it scores is kept
 
 
 def test_cli_init_must_match_the_layers(teacher, tiny_data, tmp_path):

@@ -41,7 +41,8 @@ __all__ = ["DistillConfig", "Distiller", "distill", "distill_loss", "dev_score",
 
 def make_student(teacher, layers: list[int]):
     """A copy of ``teacher`` keeping only the transformer ``layers`` (layer dropping); no pruner, no
-    thresholds (they belong to the teacher's similarities: calibrate the student)."""
+    thresholds (they belong to the teacher's similarities: calibrate the student). The student scores
+    as its teacher does: same lexical weight (the fused score's share of the identifier-word cosine)."""
     from conba.encoder.backbone import Backbone, keep_layers
     from conba.model import ConbaModel
 
@@ -52,6 +53,7 @@ def make_student(teacher, layers: list[int]):
     backbone = Backbone(cfg, tokenizer=teacher.backbone.tokenizer, model=hf)
     student = ConbaModel(backbone, copy.deepcopy(teacher.head), view=teacher.view)
     student.max_chunks = teacher.max_chunks
+    student.lexical_weight = teacher.lexical_weight
     return student
 
 
@@ -195,6 +197,9 @@ def _init_student(cfg: DistillConfig, teacher):
                           f"-L {','.join(map(str, cfg.layers))} asks for {len(cfg.layers)} of width {teacher.dim}")
     if student.view != teacher.view:
         raise ConfigError(f"--init {cfg.init}: input view {student.view!r}, the teacher's is {teacher.view!r}")
+    # its thresholds were calibrated for the weights it had; training moves its similarities, so the new
+    # student starts without them, as a student made by layer dropping does (`conba calibrate` it)
+    student.threshold, student.clone_threshold = None, None
     return student
 
 
