@@ -37,11 +37,11 @@ GOLDEN = {
                  [0.0153, 0.093, 0.0351, 0.0634, -0.0638, -0.0498, 0.0361, 0.0068]],
         "cosine": [[1.0, 0.8866, 0.2825], [0.8866, 1.0, 0.366], [0.2825, 0.366, 1.0]],
     },
-    "default-fast": {  # the 3-layer student (conba distill), fingerprint ca5bc463ab564ce9
-        "dims": [[-0.0595, 0.0568, 0.0446, 0.0446, -0.0587, -0.0822, -0.0218, 0.0699],
-                 [-0.03, 0.0726, 0.0807, 0.0476, -0.0872, -0.093, 0.001, 0.0766],
-                 [0.0463, 0.0688, 0.0393, 0.0712, -0.0273, -0.04, 0.0556, 0.0048]],
-        "cosine": [[1.0, 0.8956, 0.2975], [0.8956, 1.0, 0.3734], [0.2975, 0.3734, 1.0]],
+    "default-fast": {  # the 3-layer student (conba distill; round three, real code), fingerprint 7dcfd2ffbd680e5a
+        "dims": [[-0.0346, 0.0644, 0.0329, 0.04, -0.0696, -0.0876, -0.0169, 0.0646],
+                 [-0.0102, 0.0731, 0.0618, 0.045, -0.0835, -0.1026, -0.0004, 0.0691],
+                 [0.0592, 0.0547, 0.06, 0.0723, -0.0369, -0.0297, 0.0712, 0.0119]],
+        "cosine": [[1.0, 0.9091, 0.2826], [0.9091, 1.0, 0.3707], [0.2826, 0.3707, 1.0]],
     },
 }
 
@@ -62,4 +62,4 @@ def test_shipped_student_is_a_three_layer_copy_of_the_default():
     assert student.clone_threshold["value"] > 0 and student.threshold is not None
     emb = student.encode([c for _, c in CODES], languages=[lang for lang, _ in CODES])
     ref = default.encode([c for _, c in CODES], languages=[lang for lang, _ in CODES])
-    assert np.all(np.sum(emb * ref, axis=1) > 0.9)  # it learned the default's vectors (0.91-0.95)
+    assert np.all(np.sum(emb * ref, axis=1) > 0.9)  # it learned the default's vectors (0.91-0.96)
