@@ -14,6 +14,7 @@ from conba.cli.options import (
     lexical_weight_option,
     limit_option,
     model_option,
+    progress_option,
     seed_option,
 )
 
@@ -31,9 +32,11 @@ from conba.cli.options import (
 @seed_option(help="Seed for --limit.")
 @device_option(help="Where to encode")
 @lexical_weight_option(help="Default: the model's. With --write it becomes the model's weight too.")
+@progress_option
 @friendly_errors
 def calibrate_cmd(dev: tuple[Path, ...], model: str | None, target: float, write: bool, force: bool, plain: bool,
-                  batch_size: int, limit: int, seed: int, device: str, lexical_weight: float | None) -> None:
+                  batch_size: int, limit: int, seed: int, device: str, lexical_weight: float | None,
+                  progress: bool | None = None) -> None:
     """Pick the clone threshold for a target precision.
 
     Encodes the dev records (grouped JSONL: same group = clones; group ids are shared across the
@@ -58,7 +61,7 @@ def calibrate_cmd(dev: tuple[Path, ...], model: str | None, target: float, write
     records = subset_groups(load_many(dev), limit, seed)
     m = load(model).to(resolve_device(device))
     record = calibrate(records, m, target, sources=[str(p) for p in dev], batch_size=batch_size,
-                       progress=show_progress(), lexical_weight=lexical_weight)
+                       progress=show_progress(progress), lexical_weight=lexical_weight)
     click.echo(f"{len(records)} snippets, {record['pairs']} cross-language pairs ({record['clone_pairs']} clones)",
                err=True)
     if folder is not None:

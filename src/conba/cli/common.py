@@ -76,8 +76,9 @@ def friendly_errors(f: Callable) -> Callable:
     return wrapper
 
 
-def show_progress() -> bool:
-    return sys.stderr.isatty()
+def show_progress(progress: bool | None = None) -> bool:
+    """``--progress/--no-progress`` when given, else whether stderr is a terminal."""
+    return sys.stderr.isatty() if progress is None else progress
 
 
 def read_stdin() -> str:

@@ -17,6 +17,7 @@ from conba.cli.options import (
     lexical_weight_option,
     model_option,
     parse_size,
+    progress_option,
     resolve_index_dir,
     resolve_model,
     view_option,
@@ -48,10 +49,11 @@ __all__ = ["index", "index_option", "parse_size", "resolve_index_dir", "resolve_
 @click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None, metavar="[ADDRESS]",
               help="Encode on a Ray cluster (put it after PATHS): ADDRESS, or alone for $RAY_ADDRESS, a running "
                    "local cluster or a new local one. Needs: pip install 'conba[ray]'.")
+@progress_option
 @friendly_errors
 def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view: str | None, engine: str | None,
           max_file_size: str, batch_size: int, rebuild: bool, wait: bool, verbose: bool, as_json: bool,
-          ray_address: str | None, lexical_weight: float | None) -> None:
+          ray_address: str | None, lexical_weight: float | None, progress: bool | None = None) -> None:
     """Index the functions of a codebase for `conba search` and `conba clones`.
 
     Walks PATHS (files or folders), respecting .gitignore and skipping vendored (node_modules,
@@ -94,7 +96,7 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
 
     with Index(folder, model=resolve_model(model), rebuild=rebuild, wait=wait, on_wait=waiting, view=view,
                engine=engine, lexical_weight=lexical_weight) as idx:
-        report = idx.add(list(paths), max_file_size=size, batch_size=batch_size, show_progress=show_progress(),
+        report = idx.add(list(paths), max_file_size=size, batch_size=batch_size, show_progress=show_progress(progress),
                          encoder=encoder)
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)

@@ -8,7 +8,7 @@ import click
 
 from conba.cli.common import check_output_file, friendly_errors, show_progress
 from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
-from conba.cli.options import lexical_weight_option, model_option, output_file_option
+from conba.cli.options import lexical_weight_option, model_option, output_file_option, progress_option
 from conba.mapping.config import DEFAULT_CONTRAST, DEFAULT_MARGIN, DEFAULT_PATH_WEIGHT, DEFAULT_RELAX, ONLY
 
 SUMMARY_FILES = 40  # per-file lines of the stderr summary (least covered first)
@@ -56,12 +56,13 @@ def _summary(port: object) -> str:
 @click.option("--plain", is_flag=True, help="One human-readable line per source function (instead of --format).")
 @output_file_option()
 @lexical_weight_option
+@progress_option
 @friendly_errors
 def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, model: str | None,
             source_lang: str | None, target_lang: str | None, threshold: str, margin: float, relax: float,
             contrast: float, path_weight: float, keep_trivial: bool,
             only: str | None, min_coverage: float | None, groups_file: Path | None, fmt: str, plain: bool,
-            output: str, lexical_weight: float | None) -> None:
+            output: str, lexical_weight: float | None, progress: bool | None = None) -> None:
     """Port coverage: for every function of SOURCE, its counterpart in TARGET (matched: a one-to-one
     assignment above the threshold; ambiguous: several close candidates; missing: nothing above the
     threshold), and for every source file the target file it corresponds to.
@@ -95,7 +96,7 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
                        path_weight=path_weight)
     with Index(folder, model=resolve_model(model), create=source is not None, lexical_weight=lexical_weight) as idx:
         if source is not None:
-            report = idx.add([source, target], show_progress=show_progress())
+            report = idx.add([source, target], show_progress=show_progress(progress))
             if report.units_encoded:
                 click.echo(f"Indexed {report.units_encoded} new functions -> {folder}", err=True)
         port = map_index(idx, [source] if source else None, [target] if target else None, source_lang,
