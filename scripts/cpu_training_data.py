@@ -8,8 +8,9 @@ doc as a comment and a renamed copy) and the curated training files it writes in
   which ``conba train --keep`` keeps the untuned similarities;
 * ``mbxp_train_renamed.jsonl``: mbxp_train with a renamed copy of every record (``scripts/augment_data.py``);
 * ``atcoder_train_cap1.jsonl``: atcoder_train with one submission per (task, language);
-* ``distill_mix.jsonl`` (``conba distill``'s data; ``--distill-contest N``): every mined function as
-  ``conba index`` cuts it (its doc comment above its body, one record per function) and N records
+* ``distill_mix.jsonl`` (``conba distill``'s data; ``--distill-contest N``): every mined function, one
+  record each: its body as ``conba index`` cut it, under its doc as the miner cleaned it (rewritten as a
+  comment of the language; a Python docstring moves above the ``def``), and N records
   sampled (seeded) from atcoder_train + mbxp_train, so the student also keeps up on contest code.
 
     python scripts/cpu_training_data.py /work/mined/mined.jsonl --data ../shared/data -o /work/train-data
@@ -47,7 +48,8 @@ def split_mined(path: Path, per_language: int, keep_per_language: int, seed: int
 
 
 def mined_units(path: Path) -> list[str]:
-    """One record per mined function, ``ID/unit``: its doc (a comment, when it has one) above its body."""
+    """One record per mined function, ``ID/unit``: its cleaned doc comment (``ID/doc``, when it has one) above
+    its body (``ID/body``)."""
     parts: dict[str, dict[str, dict]] = {}
     with open(path, encoding="utf-8") as f:
         for line in f:

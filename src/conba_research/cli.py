@@ -143,7 +143,7 @@ def _setup(opts: dict):
 
     out = opts.pop("out")
     progress = opts.pop("progress", None)
-    progress = show_progress() if progress is None else progress
+    progress = show_progress(progress)
     cfg = build_config(opts)
     out.mkdir(parents=True, exist_ok=True)
     runner = Runner(cfg, prepare(cfg, _log), progress=progress, log=_log)
@@ -295,7 +295,7 @@ def noise_cmd(data: Path, model: str | None, out: Path, quick: bool, levels: str
     records = group_subset(load_records(data), limit, seed)
     kwargs = {"levels": lv} if lv else {}
     run_noise(load(model), records, out, seed=seed, quick=quick,
-              progress=show_progress() if progress is None else progress,
+              progress=show_progress(progress),
               **optional_kwargs(run_noise, command=command_line(), data_name=data.name,
                                 model_name=resolve_model_name(model)),
               **kwargs)
@@ -322,7 +322,7 @@ def all_cmd(skip: str | None, **opts) -> None:
     progress = opts.pop("progress", None)
     cfg = build_config(opts)
     run_all(cfg, out, parts=[p for p in PARTS if p not in skipped],
-            progress=show_progress() if progress is None else progress, log=_log, command=command_line())
+            progress=show_progress(progress), log=_log, command=command_line())
     _log(f"wrote {out}/README.md")
 
 
@@ -370,7 +370,7 @@ def fair_cmd(rows: str | None, budgets: str, fair_steps: int, fair_seconds: floa
     check_view(view)
     out = opts.pop("out")
     progress = opts.pop("progress", None)
-    progress = show_progress() if progress is None else progress
+    progress = show_progress(progress)
     cfg = build_config(opts)
     out.mkdir(parents=True, exist_ok=True)
     repo = load_repo_set(repo_index, repo_groups, view) if repo_index is not None else None

@@ -97,6 +97,6 @@ def distill(model: str | None, out: Path, layers: str, init: str | None, data: t
                         limit=limit, dev=[str(p) for p in dev], dev_limit=dev_limit, epochs=epochs,
                         batch_size=batch_size, lr=lr, sim_weight=sim_weight, time_budget=time_budget, seed=seed)
     student = run(cfg, restart=restart, log=lambda m: click.echo(m, err=True),
-                  progress=show_progress() if progress is None else progress)
+                  progress=show_progress(progress))
     click.echo(f"student ({student.backbone.num_layers} layers, fingerprint {student.fingerprint()}) "
                f"saved in {out}", err=True)

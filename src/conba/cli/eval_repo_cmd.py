@@ -82,7 +82,7 @@ def eval_repo(paths: tuple[str, ...], groups_file: Path, index_dir: str | None, 
     from conba.utils.io import write_json_atomic
 
     chosen = parse_baselines(baselines)
-    bars = show_progress() if progress is None else progress
+    bars = show_progress(progress)
 
     def log(message: str) -> None:
         click.echo(message, err=True)

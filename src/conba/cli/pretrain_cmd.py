@@ -67,7 +67,7 @@ def pretrain(data: tuple[Path, ...], out: Path, restart: bool, progress: bool | 
     from conba.utils.io import read_json
 
     cfg = PretrainConfig(data=[str(p) for p in data], out=str(out), **opts)
-    folder = run(cfg, restart=restart, progress=show_progress() if progress is None else progress,
+    folder = run(cfg, restart=restart, progress=show_progress(progress),
                  log=lambda m: click.echo(m, err=True))
     result = read_json(Path(folder) / "pretrain_result.json")
     result.pop("signature", None)

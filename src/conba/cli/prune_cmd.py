@@ -91,7 +91,7 @@ def train(model: str | None, out: Path, keep_ratio: float, layers: str, data: tu
         layers=parse_layers(layers) if layers.strip() else [], keep_ratio=keep_ratio, keep_first=keep_first,
         keep_tail=keep_tail, limit=limit, groups_per_batch=groups_per_batch, per_group=per_group,
         epochs=epochs, lr=lr, saliency=saliency, w_distill=w_distill, saliency_from=saliency_from, seed=seed)
-    train_pruner(cfg, restart=restart, progress=show_progress() if progress is None else progress,
+    train_pruner(cfg, restart=restart, progress=show_progress(progress),
                  log=lambda m: click.echo(m, err=True))
 
 

@@ -121,5 +121,5 @@ def train(train_files: tuple[Path, ...], dev: tuple[Path, ...], out: Path, resta
     cfg = TrainConfig(train=[str(p) for p in train_files], dev=[str(p) for p in dev], out=str(out),
                       use_control=not no_control, use_feedback=not (no_feedback or no_state_path),
                       use_state=not (no_state or no_state_path), residual=not no_residual, **opts)
-    run(cfg, restart=restart, progress=show_progress() if progress is None else progress,
+    run(cfg, restart=restart, progress=show_progress(progress),
         log=lambda m: click.echo(m, err=True))
