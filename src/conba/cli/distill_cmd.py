@@ -63,6 +63,9 @@ def _layers(value: str) -> list[int]:
       help="Snippets per training batch.")
 @_opt("lr", help="Learning rate (AdamW, linear warm-up).")
 @_opt("sim_weight", help="Weight of the in-batch similarity (KL) term next to the cosine term.")
+@_opt("hidden_weight", help="Weight of the layer-wise term: each student layer's token states follow the "
+      "teacher layer it was cut from (TinyBERT; the teacher then runs in every step; 0: off).")
+@_opt("attention_weight", help="Weight of the last layer's attention and value-relation term (MiniLM; 0: off).")
 @time_budget_option("Stop training after this many seconds (0: none); the student so far is scored and kept.",
                     default=_DEFAULTS.time_budget)
 @seed_option(default=_DEFAULTS.seed)
@@ -71,8 +74,8 @@ def _layers(value: str) -> list[int]:
 @friendly_errors
 def distill(model: str | None, out: Path, layers: str, init: str | None, data: tuple[Path, ...],
             source: tuple[Path, ...], source_limit: int, limit: int, dev: tuple[Path, ...], dev_limit: int,
-            epochs: int, batch_size: int,
-            lr: float, sim_weight: float, time_budget: float, seed: int, restart: bool,
+            epochs: int, batch_size: int, lr: float, sim_weight: float, hidden_weight: float,
+            attention_weight: float, time_budget: float, seed: int, restart: bool,
             progress: bool | None) -> None:
     """Distil a model into a student with fewer transformer layers (faster encoding: half the layers is
     about half the time). The student keeps the teacher's embeddings, head and input view and learns the
@@ -95,7 +98,8 @@ def distill(model: str | None, out: Path, layers: str, init: str | None, data: t
                         init=resolve_model_name(init) if init else None,
                         data=[str(p) for p in data], source=[str(p) for p in source], source_limit=source_limit,
                         limit=limit, dev=[str(p) for p in dev], dev_limit=dev_limit, epochs=epochs,
-                        batch_size=batch_size, lr=lr, sim_weight=sim_weight, time_budget=time_budget, seed=seed)
+                        batch_size=batch_size, lr=lr, sim_weight=sim_weight, hidden_weight=hidden_weight,
+                        attention_weight=attention_weight, time_budget=time_budget, seed=seed)
     student = run(cfg, restart=restart, log=lambda m: click.echo(m, err=True),
                   progress=show_progress(progress))
     click.echo(f"student ({student.backbone.num_layers} layers, fingerprint {student.fingerprint()}) "

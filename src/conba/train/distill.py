@@ -11,6 +11,9 @@ on unlabelled code (the ``code`` of training JSONL files and functions from real
 
 the first term matches each vector, the second the in-batch similarity structure (what retrieval
 ranks on), both on L2-normalised vectors S (b, d) of the student and T (b, d) of the teacher.
+``hidden_weight`` and ``attention_weight`` add layer-wise terms (token states of every kept layer; the
+last layer's attention and value relations: :mod:`conba.train.layer_distill`); the teacher then runs
+beside the student in each step.
 
 After every epoch the student is scored on the dev files (mean cross-language MAP@R over them, the
 same subset each time); the best epoch is kept in ``OUT/distill/best`` and, at the end, saved as
@@ -105,12 +108,18 @@ class Distiller:
         if max(cfg.layers) >= teacher.backbone.num_layers:
             raise ConfigError(f"layers {cfg.layers}: the teacher has layers 0..{teacher.backbone.num_layers - 1}")
         student = make_student(teacher, cfg.layers) if cfg.init is None else _init_student(cfg, teacher)
+        if cfg.layer_terms and student.head.prefix is not None:
+            raise ConfigError("--hidden-weight / --attention-weight: the teacher puts a language code before the "
+                              "tokens (a prefix head); layer-wise distillation needs plain token states")
         snippets = collect_snippets(cfg.data, cfg.source, teacher.view, cfg.limit, cfg.source_limit, cfg.seed)
         self.log(f"{len(snippets)} training snippets ({snippets.from_source} of them functions cut from --source), "
                  f"view {teacher.view}")
         targets = torch.from_numpy(teacher_vectors(teacher, snippets, out / "teacher", log=self.log))
         dev_sets = [subset_groups(load_records(p), cfg.dev_limit, cfg.seed) for p in cfg.dev]
-        del teacher
+        if cfg.layer_terms:
+            teacher.backbone.set_trainable("none")  # it runs beside the student in every step
+        else:
+            del teacher
         student.backbone.set_trainable("full")
         params = [p for p in student.parameters() if p.requires_grad]
         opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
@@ -135,8 +144,11 @@ class Distiller:
             losses = []
             for idx in batches[state["batch"]:]:
                 enc = student.backbone.tokenize([snippets.codes[i] for i in idx])
-                s = F.normalize(student.embed_tokens(enc["input_ids"], enc["attention_mask"]), dim=-1)
-                loss = distill_loss(s, targets[idx], cfg.temperature, cfg.sim_weight)
+                if cfg.layer_terms:
+                    loss = _layer_step_loss(cfg, student, teacher, enc, targets[idx])
+                else:
+                    s = F.normalize(student.embed_tokens(enc["input_ids"], enc["attention_mask"]), dim=-1)
+                    loss = distill_loss(s, targets[idx], cfg.temperature, cfg.sim_weight)
                 for group in opt.param_groups:
                     group["lr"] = warmup_lr(cfg.lr, state["step"], cfg.warmup_steps)
                 optimizer_step(opt, loss, params)
@@ -184,6 +196,21 @@ class Distiller:
         shutil.rmtree(tmp, ignore_errors=True)
         copy.deepcopy(student).save(tmp, dtype="float16")  # a copy: float16 rounds in place
         replace_dir(tmp, self.run_dir / "best")  # a crash at any moment leaves best or best.old
+
+
+def _layer_step_loss(cfg: DistillConfig, student, teacher, enc: dict, targets: torch.Tensor) -> torch.Tensor:
+    """The vector loss plus the layer-wise terms (conba.train.layer_distill) of one batch; the teacher runs
+    on the same tokens. Args: targets: the teacher's cached vectors (b, d)."""
+    from conba.train.layer_distill import layer_loss, layer_trace
+
+    ids, mask = enc["input_ids"], enc["attention_mask"]
+    trace = layer_trace(student.backbone, ids, mask)
+    s = F.normalize(student.head(trace.outputs[-1], mask.bool(), None), dim=-1)
+    with torch.no_grad():
+        t_trace = layer_trace(teacher.backbone, ids, mask)
+    return distill_loss(s, targets, cfg.temperature, cfg.sim_weight) + layer_loss(
+        trace, t_trace, list(cfg.layers), student.backbone, teacher.backbone, mask, cfg.hidden_weight,
+        cfg.attention_weight)
 
 
 def _init_student(cfg: DistillConfig, teacher):

@@ -32,6 +32,8 @@ class DistillConfig(JsonConfig):
     weight_decay: float = 0.01
     temperature: float = 0.05
     sim_weight: float = 1.0
+    hidden_weight: float = 0.0     # layer-wise token states (conba.train.layer_distill); 0: off
+    attention_weight: float = 0.0  # last layer's attention + value relations (MiniLM); 0: off
     checkpoint_every: int = 50
     time_budget: float = 0.0   # seconds of training at most (0: none); the epoch in progress is then scored
     seed: int = 0
@@ -42,8 +44,11 @@ class DistillConfig(JsonConfig):
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not self.layers:
             raise ConfigError("layers: name at least one teacher layer to keep, e.g. 0,2,4")
-        if self.lr <= 0 or self.temperature <= 0 or self.sim_weight < 0:
-            raise ConfigError("lr and temperature must be > 0, sim_weight >= 0")
+        if self.lr <= 0 or self.temperature <= 0:
+            raise ConfigError("lr and temperature must be > 0")
+        for name in ("sim_weight", "hidden_weight", "attention_weight"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
         if not self.data and not self.source:
             raise ConfigError("nothing to learn from: pass --data FILE.jsonl and/or --source DIR")
         for path in [*self.data, *self.dev]:
@@ -56,4 +61,12 @@ class DistillConfig(JsonConfig):
         d = self.to_dict()
         for k in ("out", "checkpoint_every", "time_budget", "epochs"):
             d.pop(k)
+        for k in ("hidden_weight", "attention_weight"):  # off: as runs made before these terms existed
+            if not d[k]:
+                d.pop(k)
         return d
+
+    @property
+    def layer_terms(self) -> bool:
+        """True when a layer-wise term is on (the teacher then runs beside the student)."""
+        return bool(self.hidden_weight or self.attention_weight)
