@@ -37,11 +37,11 @@ GOLDEN = {
                  [0.0153, 0.093, 0.0351, 0.0634, -0.0638, -0.0498, 0.0361, 0.0068]],
         "cosine": [[1.0, 0.8866, 0.2825], [0.8866, 1.0, 0.366], [0.2825, 0.366, 1.0]],
     },
-    "default-fast": {  # the 3-layer student (conba distill; round three, real code), fingerprint 7dcfd2ffbd680e5a
-        "dims": [[-0.0346, 0.0644, 0.0329, 0.04, -0.0696, -0.0876, -0.0169, 0.0646],
-                 [-0.0102, 0.0731, 0.0618, 0.045, -0.0835, -0.1026, -0.0004, 0.0691],
-                 [0.0592, 0.0547, 0.06, 0.0723, -0.0369, -0.0297, 0.0712, 0.0119]],
-        "cosine": [[1.0, 0.9091, 0.2826], [0.9091, 1.0, 0.3707], [0.2826, 0.3707, 1.0]],
+    "default-fast": {  # the 3-layer student (round three, real code, epoch 3), fingerprint a3d1eeee218c1cfc
+        "dims": [[-0.0366, 0.0633, 0.0343, 0.0363, -0.0653, -0.0902, -0.0241, 0.06],
+                 [-0.0129, 0.0733, 0.0662, 0.0423, -0.0791, -0.1062, -0.0054, 0.0585],
+                 [0.0594, 0.068, 0.0655, 0.0741, -0.0482, -0.0332, 0.0664, 0.0182]],
+        "cosine": [[1.0, 0.9091, 0.2497], [0.9091, 1.0, 0.3547], [0.2497, 0.3547, 1.0]],
     },
 }
 
@@ -62,4 +62,4 @@ def test_shipped_student_is_a_three_layer_copy_of_the_default():
     assert student.clone_threshold["value"] > 0 and student.threshold is not None
     emb = student.encode([c for _, c in CODES], languages=[lang for lang, _ in CODES])
     ref = default.encode([c for _, c in CODES], languages=[lang for lang, _ in CODES])
-    assert np.all(np.sum(emb * ref, axis=1) > 0.9)  # it learned the default's vectors (0.91-0.96)
+    assert np.all(np.sum(emb * ref, axis=1) > 0.9)  # it learned the default's vectors (0.92-0.96)
