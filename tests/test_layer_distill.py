@@ -170,3 +170,12 @@ def test_cli_layer_terms_refuse_a_prefix_head(tiny_backbone, tiny_data, tmp_path
     assert res.exit_code == 1 and "layer-wise distillation needs plain token states" in res.output
     res = _run(str(tmp_path / "prefixed"), tiny_data, tmp_path / "run2", "-L", "0,1", "--attention-weight", "-1")
     assert res.exit_code == 1 and "attention_weight must be >= 0" in res.output
+
+
+def test_cli_layer_terms_refuse_a_backbone_without_conbas_layer_loop(teacher, tiny_data, tmp_path, monkeypatch):
+    teacher_dir = str(teacher.save(tmp_path / "teacher"))
+    monkeypatch.setattr("conba.encoder.layers.OWN_LOOP_MODEL_TYPES", ("roberta",))  # as if it were not BERT
+    out = tmp_path / "run"
+    res = _run(teacher_dir, tiny_data, out, "--hidden-weight", "1")
+    assert res.exit_code == 1 and "layer-wise distillation" in res.output and "not model type 'bert'" in res.output
+    assert not (out / "distill" / "teacher").exists()  # refused before the teacher's vectors were encoded

@@ -108,9 +108,13 @@ class Distiller:
         if max(cfg.layers) >= teacher.backbone.num_layers:
             raise ConfigError(f"layers {cfg.layers}: the teacher has layers 0..{teacher.backbone.num_layers - 1}")
         student = make_student(teacher, cfg.layers) if cfg.init is None else _init_student(cfg, teacher)
-        if cfg.layer_terms and student.head.prefix is not None:
-            raise ConfigError("--hidden-weight / --attention-weight: the teacher puts a language code before the "
-                              "tokens (a prefix head); layer-wise distillation needs plain token states")
+        if cfg.layer_terms:  # refused here, before the teacher's vectors are encoded, not at the first step
+            from conba.encoder.layers import require_own_loop
+
+            require_own_loop(teacher.backbone, "layer-wise distillation (--hidden-weight, --attention-weight)")
+            if student.head.prefix is not None:
+                raise ConfigError("--hidden-weight / --attention-weight: the model puts a language code before "
+                                  "the tokens (a prefix head); layer-wise distillation needs plain token states")
         snippets = collect_snippets(cfg.data, cfg.source, teacher.view, cfg.limit, cfg.source_limit, cfg.seed)
         self.log(f"{len(snippets)} training snippets ({snippets.from_source} of them functions cut from --source), "
                  f"view {teacher.view}")
