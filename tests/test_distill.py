@@ -126,6 +126,13 @@ def test_config_errors(tmp_path):
         DistillConfig(data=[str(tmp_path / "missing.jsonl")]).validate()
     with pytest.raises(ConfigError, match="epochs must be >= 1"):
         DistillConfig(data=["x"], epochs=0).validate()
+    with pytest.raises(ConfigError, match="max_length must be >= 8 tokens"):
+        DistillConfig(data=["x"], max_length=4).validate()
+
+
+def test_max_length_is_in_the_signature_only_when_set():
+    assert "max_length" not in DistillConfig(data=["x"]).signature()  # runs made before it still resume
+    assert DistillConfig(data=["x"], max_length=256).signature()["max_length"] == 256
 
 
 def _run(teacher: str, tiny_data, out: Path, *extra: str):
@@ -151,6 +158,22 @@ def test_cli_trains_keeps_the_best_and_resumes(teacher, tiny_data, tmp_path):
     res = _run(teacher, tiny_data, out, "-e", "2", "--lr", "0.5")  # other settings: refused, not mixed
     assert res.exit_code != 0 and "different settings; use --restart" in res.output
     assert _run(teacher, tiny_data, out, "-e", "1", "--lr", "0.5", "--restart").exit_code == 0
+
+
+@pytest.mark.slow
+def test_cli_max_length_sets_the_students_window(teacher, tiny_data, tmp_path):
+    out = tmp_path / "short"
+    res = _run(teacher, tiny_data, out, "-e", "1", "--max-length", "16")
+    assert res.exit_code == 0, res.output
+    student, full = load_model(out), load_model(teacher)
+    assert student.backbone.max_length == 16 and full.backbone.max_length == 64  # the teacher keeps its own
+    long = "def f(a, b):\n" + "".join(f"    x{i} = a * {i} + b\n" for i in range(40))
+    assert student.backbone.token_lengths([long]) == [16] and full.backbone.token_lengths([long])[0] > 16
+    assert json.loads((out / "distill" / "distill.json").read_text())["config"]["max_length"] == 16
+    res = _run(teacher, tiny_data, out, "-e", "1", "--max-length", "32")  # another window: a different run
+    assert res.exit_code != 0 and "different settings; use --restart" in res.output
+    res = _run(teacher, tiny_data, tmp_path / "bad", "--max-length", "4")
+    assert res.exit_code == 1 and "max_length must be >= 8 tokens" in res.output
 
 
 def test_cli_bad_input(teacher, tiny_data, tmp_path):

@@ -61,6 +61,9 @@ def _layers(value: str) -> list[int]:
 @_opt("epochs", "-e", "--epochs")
 @_opt("batch_size", "--train-batch-size", metavar="N", cls=AliasOption, aliases=["-b", "--batch-size"],
       help="Snippets per training batch.")
+@_opt("max_length", "--max-length", metavar="TOKENS", help="Tokens the student reads, in training and after "
+      "(0: the teacher's window). The teacher's vectors are still those of its own window, so a shorter one "
+      "trains the student to guess them from the first TOKENS.")
 @_opt("lr", help="Learning rate (AdamW, linear warm-up).")
 @_opt("sim_weight", help="Weight of the in-batch similarity (KL) term next to the cosine term.")
 @_opt("hidden_weight", help="Weight of the layer-wise term: each student layer's token states follow the "
@@ -74,7 +77,7 @@ def _layers(value: str) -> list[int]:
 @friendly_errors
 def distill(model: str | None, out: Path, layers: str, init: str | None, data: tuple[Path, ...],
             source: tuple[Path, ...], source_limit: int, limit: int, dev: tuple[Path, ...], dev_limit: int,
-            epochs: int, batch_size: int, lr: float, sim_weight: float, hidden_weight: float,
+            epochs: int, batch_size: int, max_length: int, lr: float, sim_weight: float, hidden_weight: float,
             attention_weight: float, time_budget: float, seed: int, restart: bool,
             progress: bool | None) -> None:
     """Distil a model into a student with fewer transformer layers (faster encoding: half the layers is
@@ -98,7 +101,7 @@ def distill(model: str | None, out: Path, layers: str, init: str | None, data: t
                         init=resolve_model_name(init) if init else None,
                         data=[str(p) for p in data], source=[str(p) for p in source], source_limit=source_limit,
                         limit=limit, dev=[str(p) for p in dev], dev_limit=dev_limit, epochs=epochs,
-                        batch_size=batch_size, lr=lr, sim_weight=sim_weight, hidden_weight=hidden_weight,
+                        batch_size=batch_size, max_length=max_length, lr=lr, sim_weight=sim_weight, hidden_weight=hidden_weight,
                         attention_weight=attention_weight, time_budget=time_budget, seed=seed)
     student = run(cfg, restart=restart, log=lambda m: click.echo(m, err=True),
                   progress=show_progress(progress))

@@ -108,6 +108,8 @@ class Distiller:
         if max(cfg.layers) >= teacher.backbone.num_layers:
             raise ConfigError(f"layers {cfg.layers}: the teacher has layers 0..{teacher.backbone.num_layers - 1}")
         student = make_student(teacher, cfg.layers) if cfg.init is None else _init_student(cfg, teacher)
+        if cfg.max_length:  # a shorter window: cheaper steps; the teacher's vectors stay those of its own window
+            student.backbone.config.max_length = cfg.max_length
         if cfg.layer_terms:  # refused here, before the teacher's vectors are encoded, not at the first step
             from conba.encoder.layers import require_own_loop
 

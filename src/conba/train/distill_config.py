@@ -27,6 +27,7 @@ class DistillConfig(JsonConfig):
     epochs: int = 2
     batch_size: int = 32
     max_batch_tokens: int = 8192  # padded tokens per training batch
+    max_length: int = 0        # tokens the student reads (training, dev and after); 0: the teacher's window
     lr: float = 1e-4
     warmup_steps: int = 50
     weight_decay: float = 0.01
@@ -46,6 +47,8 @@ class DistillConfig(JsonConfig):
             raise ConfigError("layers: name at least one teacher layer to keep, e.g. 0,2,4")
         if self.lr <= 0 or self.temperature <= 0:
             raise ConfigError("lr and temperature must be > 0")
+        if self.max_length and self.max_length < 8:
+            raise ConfigError(f"max_length must be >= 8 tokens (0: the teacher's window), got {self.max_length}")
         for name in ("sim_weight", "hidden_weight", "attention_weight"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
@@ -61,7 +64,7 @@ class DistillConfig(JsonConfig):
         d = self.to_dict()
         for k in ("out", "checkpoint_every", "time_budget", "epochs"):
             d.pop(k)
-        for k in ("hidden_weight", "attention_weight"):  # off: as runs made before these terms existed
+        for k in ("hidden_weight", "attention_weight", "max_length"):  # off: as runs made before these existed
             if not d[k]:
                 d.pop(k)
         return d
