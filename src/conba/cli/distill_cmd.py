@@ -102,7 +102,8 @@ def distill(model: str | None, out: Path, layers: str, init: str | None, data: t
                         data=[str(p) for p in data], source=[str(p) for p in source], source_limit=source_limit,
                         limit=limit, dev=[str(p) for p in dev], dev_limit=dev_limit, epochs=epochs,
                         batch_size=batch_size, max_length=max_length, lr=lr, sim_weight=sim_weight,
-                        hidden_weight=hidden_weight, attention_weight=attention_weight, time_budget=time_budget, seed=seed)
+                        hidden_weight=hidden_weight, attention_weight=attention_weight,
+                        time_budget=time_budget, seed=seed)
     student = run(cfg, restart=restart, log=lambda m: click.echo(m, err=True),
                   progress=show_progress(progress))
     click.echo(f"student ({student.backbone.num_layers} layers, fingerprint {student.fingerprint()}) "
