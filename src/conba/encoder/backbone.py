@@ -40,20 +40,24 @@ class BackboneConfig(JsonConfig):
     max_length: int = 256
     split_identifiers: bool = False
     num_layers: int = 0  # 0: all of the model's layers; n: its first n (a distilled student, conba.train.distill)
+    ffn_size: int = 0    # 0: the model's feed-forward width; f: narrowed to f neurons (conba.encoder.ffn)
 
     def checked(self) -> BackboneConfig:
         if self.max_length < 8:
             raise ConfigError(f"max_length must be >= 8, got {self.max_length}")
         if self.num_layers < 0:
             raise ConfigError(f"num_layers must be >= 0 (0 = all), got {self.num_layers}")
+        if self.ffn_size < 0:
+            raise ConfigError(f"ffn_size must be >= 0 (0 = the model's), got {self.ffn_size}")
         return self
 
     def to_dict(self) -> dict:
-        """As saved and fingerprinted; ``num_layers`` only when set, so every model saved before it
-        existed keeps its fingerprint."""
+        """As saved and fingerprinted; ``num_layers`` and ``ffn_size`` only when set, so every model saved
+        before they existed keeps its fingerprint."""
         data = super().to_dict()
-        if not data.get("num_layers"):
-            data.pop("num_layers", None)
+        for key in ("num_layers", "ffn_size"):
+            if not data.get(key):
+                data.pop(key, None)
         return data
 
 
@@ -130,6 +134,20 @@ def keep_layers(hf_model: nn.Module, keep: list[int]) -> nn.Module:
     return hf_model
 
 
+def apply_shape(hf_model: nn.Module, config: BackboneConfig) -> None:
+    """Cut ``hf_model`` to the layers and feed-forward width ``config`` names (a student's shape), in place;
+    the weights saved for that shape are then loaded over it."""
+    apply_num_layers(hf_model, config.num_layers)
+    if config.ffn_size:
+        from conba.encoder.ffn import narrow_ffn
+
+        try:
+            narrow_ffn(hf_model, config.ffn_size)
+        except ConfigError as exc:
+            raise BackboneError(f"the backbone config asks for a feed-forward width of {config.ffn_size}: {exc}") \
+                from None
+
+
 def apply_num_layers(hf_model: nn.Module, num_layers: int) -> None:
     """Keep the first ``num_layers`` layers of ``hf_model`` (0, or as many as it has: unchanged)."""
     if num_layers and num_layers != int(hf_model.config.num_hidden_layers):
@@ -147,7 +165,7 @@ class Backbone(nn.Module):
         self.config = config
         if model is None or tokenizer is None:
             tokenizer, model = load_hf(config.name_or_path)
-        apply_num_layers(model, config.num_layers)
+        apply_shape(model, config)
         self.tokenizer = tokenizer
         self.model = model
         self.model.eval()

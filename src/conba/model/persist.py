@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from conba.encoder.backbone import Backbone, BackboneConfig, BackboneError, is_embedded, load_hf
+from conba.encoder.backbone import Backbone, BackboneConfig, BackboneError, apply_shape, is_embedded, load_hf
 from conba.errors import ConfigError, FormatError
 from conba.heads import load_head, save_head
 from conba.lexical.fusion import check_weight
@@ -133,6 +133,7 @@ def _load_backbone(directory: Path, config: ModelConfig) -> Backbone:
             tokenizer, hf = load_hf(str(existing_dir(directory / "backbone")))
         else:
             tokenizer, hf = load_hf(bcfg.name_or_path)
+            apply_shape(hf, bcfg)  # a student's layers and width, before its weights go over the base's
             delta = read_tensors(directory / "backbone_delta.safetensors")
             state = hf.state_dict()
             for k, v in delta.items():
@@ -140,11 +141,11 @@ def _load_backbone(directory: Path, config: ModelConfig) -> Backbone:
                     raise ModelError(f"{directory}: delta tensor '{k}' not in base model {bcfg.name_or_path}")
                 state[k] = v.to(state[k].dtype)
             hf.load_state_dict(state)
+        return Backbone(bcfg, tokenizer=tokenizer, model=hf)
     except (SafetensorError, FormatError, FileNotFoundError, OSError) as exc:
         raise ModelError(f"{directory}: backbone weights missing or corrupt ({exc})") from None
     except BackboneError as exc:
         raise ModelError(f"{directory}: {exc}") from None
-    return Backbone(bcfg, tokenizer=tokenizer, model=hf)
 
 
 def load_folder(cls: type[ConbaModel], directory: str | Path) -> ConbaModel:

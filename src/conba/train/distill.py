@@ -1,11 +1,12 @@
 """``conba distill``: a shallower student of a conba model, for speed.
 
-Glossary: b batch, l tokens, d embedding width, L transformer layers.
+Glossary: b batch, l tokens, d embedding width, f feed-forward width, L transformer layers.
 
 The student is the teacher with fewer transformer layers, initialised by *layer dropping*: it keeps
 the teacher's embeddings (frozen) and the layers ``layers`` (e.g. 0, 2, 4 of MiniLM's 6), in order,
-with the teacher's head, pooling and input view. It then learns to reproduce the teacher's vectors
-on unlabelled code (the ``code`` of training JSONL files and functions from real repositories):
+with the teacher's head, pooling and input view; with ``ffn_size`` each kept layer's feed-forward block is
+also narrowed to its most important neurons (:mod:`conba.encoder.ffn`). It then learns to reproduce the
+teacher's vectors on unlabelled code (the ``code`` of training JSONL files and functions from real repositories):
 
     loss = (1 - cos(s_i, t_i)).mean()  +  sim_weight * KL(softmax(T T^T / tau) || softmax(S S^T / tau))
 
@@ -39,13 +40,17 @@ from conba.errors import ConfigError
 from conba.train.distill_config import DistillConfig
 from conba.utils.io import replace_dir, write_json_atomic
 
-__all__ = ["DistillConfig", "Distiller", "distill", "distill_loss", "dev_score", "make_student"]
+__all__ = ["DistillConfig", "Distiller", "cut_student", "distill", "distill_loss", "dev_score", "make_student",
+           "start_student"]
 
 
-def make_student(teacher, layers: list[int]):
+def make_student(teacher, layers: list[int], ffn_size: int = 0, codes: list[str] | None = None):
     """A copy of ``teacher`` keeping only the transformer ``layers`` (layer dropping); no pruner, no
     thresholds (they belong to the teacher's similarities: calibrate the student). The student scores
-    as its teacher does: same lexical weight (the fused score's share of the identifier-word cosine)."""
+    as its teacher does: same lexical weight (the fused score's share of the identifier-word cosine).
+
+    ``ffn_size`` (0: the teacher's) also narrows every kept layer's feed-forward block to that many
+    neurons, the most important ones on ``codes`` (:func:`conba.encoder.ffn.ffn_importance`)."""
     from conba.encoder.backbone import Backbone, keep_layers
     from conba.model import ConbaModel
 
@@ -54,10 +59,24 @@ def make_student(teacher, layers: list[int]):
     cfg = copy.deepcopy(teacher.backbone.config)
     cfg.num_layers = len(layers)
     backbone = Backbone(cfg, tokenizer=teacher.backbone.tokenizer, model=hf)
+    if ffn_size:
+        narrow_student(backbone, ffn_size, codes)
     student = ConbaModel(backbone, copy.deepcopy(teacher.head), view=teacher.view)
     student.max_chunks = teacher.max_chunks
     student.lexical_weight = teacher.lexical_weight
     return student
+
+
+def narrow_student(backbone, size: int, codes: list[str] | None) -> None:
+    """Narrow ``backbone``'s feed-forward blocks to their ``size`` most important neurons on ``codes``, in
+    place; its config records the width (:mod:`conba.encoder.ffn`)."""
+    from conba.encoder.ffn import ffn_importance, narrow_ffn
+
+    if not codes:
+        raise ConfigError("a narrower student needs code to rank its feed-forward neurons on")
+    scores = ffn_importance(backbone, codes)
+    narrow_ffn(backbone.model, size, keep=[s.topk(size).indices for s in scores])
+    backbone.config.ffn_size = size
 
 
 def distill_loss(s: torch.Tensor, t: torch.Tensor, temperature: float, sim_weight: float) -> torch.Tensor:
@@ -107,7 +126,10 @@ class Distiller:
         teacher.eval()
         if max(cfg.layers) >= teacher.backbone.num_layers:
             raise ConfigError(f"layers {cfg.layers}: the teacher has layers 0..{teacher.backbone.num_layers - 1}")
-        student = make_student(teacher, cfg.layers) if cfg.init is None else _init_student(cfg, teacher)
+        snippets = collect_snippets(cfg.data, cfg.source, teacher.view, cfg.limit, cfg.source_limit, cfg.seed)
+        self.log(f"{len(snippets)} training snippets ({snippets.from_source} of them functions cut from --source), "
+                 f"view {teacher.view}")
+        student = start_student(cfg, teacher, snippets.codes)
         if cfg.max_length:  # a shorter window: cheaper steps; the teacher's vectors stay those of its own window
             student.backbone.config.max_length = cfg.max_length
         if cfg.layer_terms:  # refused here, before the teacher's vectors are encoded, not at the first step
@@ -117,9 +139,6 @@ class Distiller:
             if student.head.prefix is not None:
                 raise ConfigError("--hidden-weight / --attention-weight: the model puts a language code before "
                                   "the tokens (a prefix head); layer-wise distillation needs plain token states")
-        snippets = collect_snippets(cfg.data, cfg.source, teacher.view, cfg.limit, cfg.source_limit, cfg.seed)
-        self.log(f"{len(snippets)} training snippets ({snippets.from_source} of them functions cut from --source), "
-                 f"view {teacher.view}")
         targets = torch.from_numpy(teacher_vectors(teacher, snippets, out / "teacher", log=self.log))
         dev_sets = [subset_groups(load_records(p), cfg.dev_limit, cfg.seed) for p in cfg.dev]
         if cfg.layer_terms:
@@ -219,15 +238,48 @@ def _layer_step_loss(cfg: DistillConfig, student, teacher, enc: dict, targets: t
         cfg.attention_weight)
 
 
-def _init_student(cfg: DistillConfig, teacher):
+def _ffn_sample(cfg: DistillConfig, codes: list[str]) -> list[str] | None:
+    """The seeded sample of ``ffn_sample`` training snippets the neurons are ranked on (None: no narrowing)."""
+    if not cfg.ffn_size:
+        return None
+    picks = np.random.default_rng(cfg.seed).permutation(len(codes))[:cfg.ffn_sample]
+    return [codes[i] for i in sorted(picks)]
+
+
+def start_student(cfg: DistillConfig, teacher, codes: list[str]):
+    """The student a run starts from: ``cfg.init`` (narrowed to ``ffn_size`` if that is set and smaller) or,
+    without it, a fresh cut of ``teacher`` (:func:`cut_student`). ``codes``: the training snippets."""
+    return cut_student(cfg, teacher, codes) if cfg.init is None else _init_student(cfg, teacher, codes)
+
+
+def cut_student(cfg: DistillConfig, teacher, codes: list[str]):
+    """The student made by layer dropping (and, with ``ffn_size``, narrowing, its neurons ranked on a seeded
+    sample of ``ffn_sample`` of the training snippets ``codes``)."""
+    from conba.encoder.ffn import ffn_size
+
+    if cfg.ffn_size > ffn_size(teacher.backbone.model):
+        raise ConfigError(f"ffn_size {cfg.ffn_size}: the teacher's feed-forward blocks have "
+                          f"{ffn_size(teacher.backbone.model)} neurons")
+    return make_student(teacher, cfg.layers, cfg.ffn_size, _ffn_sample(cfg, codes))
+
+
+def _init_student(cfg: DistillConfig, teacher, codes: list[str]):
     """The student of ``cfg.init`` (a saved model with ``len(cfg.layers)`` layers and the teacher's width),
-    to train further: a run that extends an earlier one with new data or more epochs."""
+    to train further: a run that extends an earlier one with new data or more epochs. With ``ffn_size``
+    below its feed-forward width, it is narrowed first (as a fresh cut would be)."""
+    from conba.encoder.ffn import ffn_size
     from conba.model import load_model
 
     student = load_model(cfg.init, prune=False)
     if student.backbone.num_layers != len(cfg.layers) or student.dim != teacher.dim:
         raise ConfigError(f"--init {cfg.init}: {student.backbone.num_layers} layers of width {student.dim}, but "
                           f"-L {','.join(map(str, cfg.layers))} asks for {len(cfg.layers)} of width {teacher.dim}")
+    has, wanted = ffn_size(student.backbone.model), cfg.ffn_size or ffn_size(teacher.backbone.model)
+    if cfg.ffn_size and has > wanted:
+        narrow_student(student.backbone, wanted, _ffn_sample(cfg, codes))
+    elif has != wanted:
+        raise ConfigError(f"--init {cfg.init}: feed-forward blocks of {has} neurons, but the run asks for {wanted}"
+                          f" (--ffn-size; a student can be narrowed, not widened)")
     if student.view != teacher.view:
         raise ConfigError(f"--init {cfg.init}: input view {student.view!r}, the teacher's is {teacher.view!r}")
     # its thresholds were calibrated for the weights it had; training moves its similarities, so the new

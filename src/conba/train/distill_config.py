@@ -28,6 +28,8 @@ class DistillConfig(JsonConfig):
     batch_size: int = 32
     max_batch_tokens: int = 8192  # padded tokens per training batch
     max_length: int = 0        # tokens the student reads (training, dev and after); 0: the teacher's window
+    ffn_size: int = 0          # feed-forward neurons kept per layer (conba.encoder.ffn); 0: the teacher's width
+    ffn_sample: int = 256      # training snippets the neurons' importance is measured on (with ffn_size)
     lr: float = 1e-4
     warmup_steps: int = 50
     weight_decay: float = 0.01
@@ -49,6 +51,10 @@ class DistillConfig(JsonConfig):
             raise ConfigError("lr and temperature must be > 0")
         if self.max_length and self.max_length < 8:
             raise ConfigError(f"max_length must be >= 8 tokens (0: the teacher's window), got {self.max_length}")
+        if self.ffn_size < 0:
+            raise ConfigError(f"ffn_size must be >= 0 (0: the teacher's width), got {self.ffn_size}")
+        if self.ffn_sample < 1:
+            raise ConfigError(f"ffn_sample must be >= 1, got {self.ffn_sample}")
         for name in ("sim_weight", "hidden_weight", "attention_weight"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
@@ -64,9 +70,11 @@ class DistillConfig(JsonConfig):
         d = self.to_dict()
         for k in ("out", "checkpoint_every", "time_budget", "epochs"):
             d.pop(k)
-        for k in ("hidden_weight", "attention_weight", "max_length"):  # off: as runs made before these existed
-            if not d[k]:
+        for k in ("hidden_weight", "attention_weight", "max_length", "ffn_size"):  # off: as runs made before
+            if not d[k]:                                                          # these existed
                 d.pop(k)
+        if not self.ffn_size:
+            d.pop("ffn_sample")
         return d
 
     @property
