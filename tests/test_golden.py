@@ -37,11 +37,11 @@ GOLDEN = {
                  [0.0153, 0.093, 0.0351, 0.0634, -0.0638, -0.0498, 0.0361, 0.0068]],
         "cosine": [[1.0, 0.8866, 0.2825], [0.8866, 1.0, 0.366], [0.2825, 0.366, 1.0]],
     },
-    "default-fast": {  # the 3-layer student (round three, real code, epoch 4), fingerprint 97538acacc7abc50
-        "dims": [[-0.0342, 0.0599, 0.0351, 0.0323, -0.0693, -0.0941, -0.0269, 0.0625],
-                 [-0.0079, 0.0701, 0.0653, 0.0416, -0.0796, -0.1102, -0.0129, 0.0625],
-                 [0.0657, 0.0603, 0.0783, 0.0726, -0.0532, -0.0323, 0.0648, 0.0139]],
-        "cosine": [[1.0, 0.9126, 0.2552], [0.9126, 1.0, 0.3447], [0.2552, 0.3447, 1.0]],
+    "default-fast": {  # 3 layers, 768 feed-forward neurons (round three), fingerprint 164ff84a5082de23
+        "dims": [[-0.043, 0.056, 0.0415, 0.0481, -0.0674, -0.0959, -0.0202, 0.0783],
+                 [-0.0087, 0.0643, 0.0674, 0.0503, -0.0695, -0.1158, -0.003, 0.0626],
+                 [0.0554, 0.0574, 0.0484, 0.0737, -0.0567, -0.0437, 0.057, 0.02]],
+        "cosine": [[1.0, 0.9151, 0.2727], [0.9151, 1.0, 0.3749], [0.2727, 0.3749, 1.0]],
     },
 }
 
@@ -56,8 +56,11 @@ def test_shipped_model_vectors(name):
 
 
 def test_shipped_student_is_a_three_layer_copy_of_the_default():
+    from conba.encoder.ffn import ffn_size
+
     student, default = conba.load_model("default-fast"), conba.load_model("default")
     assert student.backbone.num_layers == 3 and default.backbone.num_layers == 6
+    assert ffn_size(student.backbone.model) == 768 and ffn_size(default.backbone.model) == 1536  # half as wide
     assert student.view == default.view and student.info["teacher_layers"] == [0, 2, 5]
     assert student.clone_threshold["value"] > 0 and student.threshold is not None
     emb = student.encode([c for _, c in CODES], languages=[lang for lang, _ in CODES])
