@@ -61,6 +61,11 @@ def test_narrow_refuses_bad_widths(model, size):
         narrow_ffn(copy.deepcopy(model.backbone.model), size)
 
 
+def test_narrow_refuses_encoders_of_another_shape():
+    with pytest.raises(ConfigError, match="only BERT/RoBERTa-family encoders"):
+        narrow_ffn(torch.nn.Linear(4, 4), 2)
+
+
 def test_narrow_refuses_bad_keep_lists(model):
     with pytest.raises(ConfigError, match="need 2 index lists of 8 neurons"):
         narrow_ffn(copy.deepcopy(model.backbone.model), 8, keep=[torch.arange(8)])

@@ -25,9 +25,7 @@ def _blocks(hf_model: nn.Module) -> list[tuple[nn.Module, nn.Module]]:
     """(intermediate, output) of every layer; a clear error for encoders of another shape."""
     layers = getattr(getattr(hf_model, "encoder", None), "layer", None)
     if layers is None or not all(hasattr(layer, "intermediate") and hasattr(layer, "output") for layer in layers):
-        from conba.encoder.backbone import BackboneError
-
-        raise BackboneError(f"{type(hf_model).__name__}: only BERT/RoBERTa-family encoders (encoder.layer[i]."
+        raise ConfigError(f"{type(hf_model).__name__}: only BERT/RoBERTa-family encoders (encoder.layer[i]."
                             "intermediate / .output) can have their feed-forward blocks narrowed")
     return [(layer.intermediate, layer.output) for layer in layers]
 
