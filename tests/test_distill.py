@@ -14,6 +14,7 @@ from conba.cli.main import cli
 from conba.encoder.backbone import BackboneConfig, keep_layers
 from conba.errors import ConfigError
 from conba.model import ConbaModel, load_model
+from conba.testing import run_distill
 from conba.train.distill import DistillConfig, distill_loss, make_student
 from conba.train.distill_data import collect_snippets, length_batches, real_code_snippets
 
@@ -136,9 +137,7 @@ def test_max_length_is_in_the_signature_only_when_set():
 
 
 def _run(teacher: str, tiny_data, out: Path, *extra: str):
-    train, dev = tiny_data
-    return CliRunner().invoke(cli, ["distill", "-m", teacher, "-o", str(out), "-L", "0,2", "-d", str(train),
-                                    "-D", str(dev), "-b", "4", "--no-progress", *extra])
+    return run_distill(teacher, tiny_data, out, *extra)
 
 
 @pytest.mark.slow

@@ -8,13 +8,12 @@ import json
 import numpy as np
 import pytest
 import torch
-from click.testing import CliRunner
 
-from conba.cli.main import cli
 from conba.encoder.backbone import BackboneConfig
 from conba.encoder.ffn import ffn_importance, ffn_size, narrow_ffn
 from conba.errors import ConfigError
 from conba.model import ConbaModel, ModelError, load_model
+from conba.testing import run_distill
 from conba.train.distill import DistillConfig, make_student
 
 CODES = ["def add(a, b):\n    return a + b\n", "int add(int a, int b) { return a + b; }",
@@ -161,9 +160,7 @@ def test_narrow_student_exports_to_onnx(model):
 
 
 def _distill(teacher: str, data, out, *extra: str):
-    train, dev = data
-    return CliRunner().invoke(cli, ["distill", "-m", teacher, "-o", str(out), "-L", "0,1", "-d", str(train),
-                                    "-D", str(dev), "-b", "4", "--no-progress", "-e", "1", *extra])
+    return run_distill(teacher, data, out, "-e", "1", *extra, layers="0,1")
 
 
 @pytest.mark.slow

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from click.testing import CliRunner
 
-from conba.cli.main import cli
 from conba.errors import ConfigError
 from conba.heads import HeadConfig
 from conba.model import ConbaModel, load_model
+from conba.testing import run_distill
 from conba.train.distill import DistillConfig, make_student
 from conba.train.layer_distill import (
     attention_relations,
@@ -139,9 +138,7 @@ def test_config_weights_and_signature():
 
 
 def _run(teacher_dir: str, tiny_data, out: Path, *extra: str):
-    train, dev = tiny_data
-    return CliRunner().invoke(cli, ["distill", "-m", teacher_dir, "-o", str(out), "-L", "0,2", "-d", str(train),
-                                    "-D", str(dev), "-b", "4", "--no-progress", "-e", "1", *extra])
+    return run_distill(teacher_dir, tiny_data, out, "-e", "1", *extra)
 
 
 @pytest.mark.slow

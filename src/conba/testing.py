@@ -72,3 +72,15 @@ def write_tree(root: str | Path, files: dict[str, str]) -> Path:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
     return root
+
+
+def run_distill(teacher: str, data: tuple[Path, Path], out: str | Path, *extra: str, layers: str = "0,2"):
+    """``conba distill`` through click's runner on the tiny (train, dev) files ``data``: teacher layers
+    ``layers``, batches of 4, no progress bar, then ``extra``. Returns the click Result."""
+    from click.testing import CliRunner
+
+    from conba.cli.main import cli
+
+    train, dev = data
+    return CliRunner().invoke(cli, ["distill", "-m", teacher, "-o", str(out), "-L", layers, "-d", str(train),
+                                    "-D", str(dev), "-b", "4", "--no-progress", *extra])
