@@ -144,3 +144,96 @@ def test_clone_classes_with_groups_keep_only_inner_pairs():
                             groups=[[1, 2], [3, 4]])
     assert [[u.id for u in c.units] for c in classes] == [[3, 4], [1, 2]]  # most similar first
     assert [[(p.a.id, p.b.id) for p in c.pairs] for c in classes] == [[(3, 4)], [(1, 2)]]
+
+
+def _lexical_rows(n: int, terms: int, seed: int):
+    """(n, terms) sparse non-negative unit-length rows, a few terms each (as the lexical index stores)."""
+    from scipy import sparse
+
+    rng = np.random.default_rng(seed)
+    rows, cols, vals = [], [], []
+    for r in range(n):
+        for c in rng.choice(terms, size=int(rng.integers(1, 6)), replace=False):
+            rows.append(r)
+            cols.append(int(c))
+            vals.append(float(rng.uniform(0.1, 1.0)))
+    lex = sparse.csr_matrix((vals, (rows, cols)), shape=(n, terms))
+    norms = np.sqrt(np.asarray(lex.multiply(lex).sum(axis=1)).ravel())
+    return sparse.diags(1 / norms) @ lex
+
+
+def _fused_trim(s: np.ndarray, members: list[int], threshold: float) -> tuple[list[int], list[int]]:
+    """Cohesion.trim recomputed from the full score matrix (the definition)."""
+    kept, dropped = sorted(members), []
+    while len(kept) > 1:
+        sub = s[np.ix_(kept, kept)]
+        means = (sub.sum(axis=1) - np.diag(sub)) / (len(kept) - 1)
+        worst = int(np.flatnonzero(means == means.min())[-1])
+        if means[worst] >= threshold:
+            break
+        dropped.append(kept.pop(worst))
+    return kept, sorted(dropped)
+
+
+def test_cohesion_with_the_lexical_channel_matches_the_fused_matrix():
+    rng = np.random.default_rng(3)
+    n, w = 40, 0.3
+    v = unit_vectors(*(rng.normal(size=8) + 2.0 for _ in range(n)))
+    lex = _lexical_rows(n, 25, seed=4)
+    s = (1 - w) * (v @ v.T) + w * (lex @ lex.T).toarray()
+    check = Cohesion(v, {i + 100: i for i in range(n)}, lexical=lex, lexical_weight=w)
+    members = [100 + i for i in range(0, n, 3)]
+    rows = [m - 100 for m in members]
+    sub = s[np.ix_(rows, rows)]
+    assert check.means(members) == pytest.approx((sub.sum(axis=1) - np.diag(sub)) / (len(rows) - 1))
+    threshold = float(np.quantile((sub.sum(axis=1) - np.diag(sub)) / (len(rows) - 1), 0.7))
+    kept, dropped = check.trim(members, threshold)
+    want_kept, want_dropped = _fused_trim(s, rows, threshold)
+    assert dropped and kept == [100 + r for r in want_kept] and dropped == [100 + r for r in want_dropped]
+    assert check.cohesive(kept, threshold)
+
+
+def test_grouping_leaves_the_callers_random_state_alone():
+    import igraph
+
+    v = two_sets_and_a_bridge()
+    random.seed(11)
+    state = random.getstate()
+    assert groups_of(v, 0.8) == [[0, 1, 2], [3, 4, 5]]
+    assert random.getstate() == state
+    graph = igraph.Graph.Erdos_Renyi(n=30, m=60)  # igraph draws from the random module again
+    random.seed(5)
+    a = graph.community_multilevel().membership
+    random.seed(5)
+    assert graph.community_multilevel().membership == a
+
+
+def test_copies_are_searched_once_and_give_the_same_pairs(monkeypatch):
+    from conba.clones import classes as cls
+
+    rng = np.random.default_rng(9)
+    base = unit_vectors(*(rng.normal(size=12) + 1.5 for _ in range(20))).astype(np.float32)
+    copies = [0, 0, 5, 5, 5, 7]  # rows 20.. are copies of these rows
+    emb = np.concatenate([base, base[copies]])
+    ids = np.arange(1, len(emb) + 1, dtype=np.int64)
+    rep = np.array(list(range(20)) + copies, dtype=np.int64)
+    index, _ = vec.build(ids, emb)
+    languages = ["python", "java"] * (len(emb) // 2)
+    searched: list[int] = []
+    real = cls.vec.search
+
+    def counting(idx, queries, k):
+        searched.append(len(queries))
+        return real(idx, queries, k)
+
+    monkeypatch.setattr(cls.vec, "search", counting)
+    threshold = 0.8
+    plain = cls.candidate_pairs(index, ids, emb, languages, threshold, neighbors=len(emb))
+    assert sum(searched) == len(emb)
+    searched.clear()
+    reused = cls.candidate_pairs(index, ids, emb, languages, threshold, neighbors=len(emb), representative=rep)
+    assert sum(searched) == 20  # the six copies reuse their original's list
+    assert list(reused) == list(plain)
+    assert reused == pytest.approx(plain)
+    assert (1, 21) in reused and reused[(1, 21)] == pytest.approx(1.0)  # a copy pairs with its original
+    assert all(a < b for a, b in reused) and all(s >= threshold for s in reused.values())

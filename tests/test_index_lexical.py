@@ -146,3 +146,21 @@ def test_cli_index_records_the_weight_and_search_uses_it(project, tmp_path, tiny
     assert res.exit_code == 0, res.output
     top = [json.loads(line)["name"] for line in res.output.strip().splitlines()]
     assert set(top) == {"diff_main", "Diff.diffMain"}
+
+
+def test_lexical_scores_match_the_dense_cosines_for_many_queries():
+    from conba.index.lexical_file import LexicalIndex
+    from conba.lexical.vectorizer import LexicalVectorizer
+
+    words = ["parse", "header", "diff", "main", "count", "total", "node", "tree", "left", "right", "match"]
+    codes = [f"def {words[i % 11]}_{words[(3 * i) % 11]}(x): return {words[(5 * i + 1) % 11]}(x) + {i}"
+             for i in range(30)]
+    lex = LexicalIndex(np.arange(1, 31), LexicalVectorizer().term_frequencies(codes))
+    queries = lex.encode(codes[:20] + ["nothing in common"])  # more than one block of 16 queries
+    dense_units, dense_queries = lex.vectors.toarray(), queries.toarray()
+    got = lex.scores(queries)
+    assert got.shape == (21, 30) and got.dtype == np.float32
+    np.testing.assert_allclose(got, dense_queries @ dense_units.T, atol=1e-6)
+    assert np.diag(got[:20]) == pytest.approx(1.0, abs=1e-5) and not got[20].any()
+    subset = lex.scores(queries, ids=[5, 2])
+    np.testing.assert_allclose(subset, got[:, [4, 1]], atol=1e-6)

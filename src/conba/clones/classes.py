@@ -19,24 +19,45 @@ from conba.source.records import CloneClass, ClonePair, Unit
 from conba.utils import ann as vec
 
 
+def neighbour_lists(index: object, embeddings: np.ndarray, k: int, batch: int = 4096,
+                    representative: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(scores, ids), each (n, k): the ``k`` nearest neighbours of every row of ``embeddings`` (n, d).
+
+    ``representative`` (n,) gives, for each row, the row of an identical vector (itself if none came
+    before): only those rows are searched and their lists reused, since the same query vector gets
+    the same list. On an index with copies of the same function (82k clone candidates, 66.5k
+    distinct) that is a fifth less of the n x n search."""
+    queries = np.arange(len(embeddings)) if representative is None else np.unique(representative)
+    found = [vec.search(index, embeddings[queries[i:i + batch]], k) for i in range(0, len(queries), batch)]
+    scores = np.concatenate([f[0] for f in found])
+    ids = np.concatenate([f[1] for f in found])
+    if representative is None:
+        return scores, ids
+    at = np.searchsorted(queries, representative)
+    return scores[at], ids[at]
+
+
 def candidate_pairs(index: object, ids: np.ndarray, embeddings: np.ndarray, languages: list[str],
                     threshold: float, neighbors: int = 10, cross_language_only: bool = False,
                     batch: int = 4096,
                     rescore: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+                    representative: np.ndarray | None = None,
                     ) -> dict[tuple[int, int], float]:
-    """Clone pairs {(id_a, id_b): score} with id_a < id_b. ``ids`` (n,) must be sorted ascending;
-    ``embeddings`` (n, d) are their vectors and ``index`` a FAISS index over them (other ids in it
-    are ignored). ``rescore(rows_a, rows_b, dense)`` (m,) -> (m,) turns the dense scores of the
-    neighbour pairs (by row) into the scores compared with the threshold (the fused score)."""
+    """Clone pairs {(id_a, id_b): score} with id_a < id_b, in the order they are first found (by row,
+    then rank). ``ids`` (n,) must be sorted ascending; ``embeddings`` (n, d) are their vectors and
+    ``index`` a FAISS index over them (other ids in it are ignored). ``rescore(rows_a, rows_b, dense)``
+    (m,) -> (m,) turns the dense scores of the neighbour pairs (by row) into the scores compared with
+    the threshold (the fused score). ``representative``: see :func:`neighbour_lists`."""
     if len(ids) < 2:
         return {}
     lang_codes = {name: i for i, name in enumerate(sorted(set(languages)))}
     lang = np.array([lang_codes[name] for name in languages], dtype=np.int64)
     k = min(len(ids), (neighbors * (3 if cross_language_only else 1)) + 1)
-    pairs: dict[tuple[int, int], float] = {}
+    all_scores, all_nbrs = neighbour_lists(index, embeddings, k, batch, representative)
+    found_a, found_b, found_s = [], [], []
     for start in range(0, len(ids), batch):
         rows = np.arange(start, min(start + batch, len(ids)))
-        scores, nbr_ids = vec.search(index, embeddings[rows], k)
+        scores, nbr_ids = all_scores[rows], all_nbrs[rows]
         valid = nbr_ids >= 0
         if rescore is None:
             valid &= scores >= threshold
@@ -50,24 +71,34 @@ def candidate_pairs(index: object, ids: np.ndarray, embeddings: np.ndarray, lang
             scores = scores.astype(np.float32, copy=True)
             scores[r, c] = rescore(rows[r], cols[r, c], scores[r, c])
             valid &= scores >= threshold
-        for r, c in zip(*np.nonzero(valid)):
-            a, b = int(ids[rows[r]]), int(nbr_ids[r, c])
-            key = (a, b) if a < b else (b, a)
-            score = float(scores[r, c])
-            if score > pairs.get(key, -2.0):
-                pairs[key] = score
-    return pairs
+        r, c = np.nonzero(valid)
+        found_a.append(ids[rows[r]])
+        found_b.append(nbr_ids[r, c])
+        found_s.append(scores[r, c])
+    a, b, score = np.concatenate(found_a), np.concatenate(found_b), np.concatenate(found_s)
+    lo, hi = np.minimum(a, b).astype(np.int64), np.maximum(a, b).astype(np.int64)
+    key = lo * (int(ids.max()) + 1) + hi
+    # each pair once, at its best score (found from both ends it may differ in the last bit), in the
+    # order first found
+    by_score = np.lexsort((-score, key))
+    keys, first = np.unique(key[by_score], return_index=True)
+    best = by_score[first]
+    order = np.sort(np.unique(key, return_index=True)[1])  # first position of each key
+    best_of = dict(zip(keys.tolist(), score[best].tolist()))
+    return {(int(lo[i]), int(hi[i])): best_of[int(key[i])] for i in order.tolist()}
 
 
 def components(pairs: dict[tuple[int, int], float]) -> list[list[tuple[int, int]]]:
-    """Group pair keys by connected component (networkx), in the order of each component's first key."""
-    import networkx as nx
+    """Group pair keys by connected component (igraph), in the order of each component's first key."""
+    import igraph
 
-    component_of = {node: k for k, part in enumerate(nx.connected_components(nx.Graph(list(pairs))))
-                    for node in part}
+    nodes = sorted({i for key in pairs for i in key})
+    pos = {node: i for i, node in enumerate(nodes)}
+    graph = igraph.Graph(n=len(nodes), edges=[(pos[a], pos[b]) for a, b in pairs])
+    component_of = graph.connected_components().membership
     groups: dict[int, list[tuple[int, int]]] = {}
     for key in pairs:
-        groups.setdefault(component_of[key[0]], []).append(key)
+        groups.setdefault(component_of[pos[key[0]]], []).append(key)
     return list(groups.values())
 
 
@@ -75,8 +106,8 @@ def strongest_first_order(keys: list[tuple[int, int]], pairs: dict[tuple[int, in
     """The members of one component, each next to what it is most similar to: a maximum spanning tree
     grown (Prim) from the best pair, so that in a chained class (A-tasks linked to B-tasks by one weak
     edge) the A functions come together, then the B functions. Ties break by id (deterministic).
-    Hand-written, not networkx: what matters is the order Prim visits the nodes in, which networkx's
-    spanning-tree functions do not give."""
+    Hand-written, not a library call: what matters is the order Prim visits the nodes in, which igraph's and
+    networkx's spanning-tree functions do not give."""
     adjacent: dict[int, list[tuple[float, int]]] = {}
     for a, b in keys:
         adjacent.setdefault(a, []).append((pairs[(a, b)], b))

@@ -53,7 +53,6 @@ def find_clones(units: list[Unit], ids: np.ndarray, embeddings: np.ndarray, inde
     kept_ids, kept_emb = ids[keep], embeddings[keep]
     if not keep.all():
         index, _ = vec.build(kept_ids, kept_emb, hnsw_above=hnsw_above)
-    languages = [u.language for u, k in zip(units, keep) if k]
     rescore, kept_lex = None, None
     if lexical is not None and lexical_weight > 0:
         from conba.lexical import fuse
@@ -64,14 +63,19 @@ def find_clones(units: list[Unit], ids: np.ndarray, embeddings: np.ndarray, inde
         def rescore(rows_a: np.ndarray, rows_b: np.ndarray, dense: np.ndarray) -> np.ndarray:
             lex = np.asarray(kept_lex[rows_a].multiply(kept_lex[rows_b]).sum(axis=1)).ravel()
             return fuse(dense, lex, lexical_weight)
+    kept_units = [u for u, k in zip(units, keep) if k]
+    first_row: dict[str, int] = {}  # copies of one function (same content hash) share one vector
+    representative = np.array([first_row.setdefault(u.hash, r) for r, u in enumerate(kept_units)], dtype=np.int64)
+    languages = [u.language for u in kept_units]
     pairs = candidate_pairs(index, kept_ids, kept_emb, languages, threshold, neighbors=neighbors,
-                            cross_language_only=cross_language_only, rescore=rescore)
+                            cross_language_only=cross_language_only, rescore=rescore,
+                            representative=representative)
     groups = None
     if grouping == "communities":
         row_of = {int(i): r for r, i in enumerate(kept_ids)}
         groups = cohesive_groups(pairs, kept_emb, row_of, threshold, lexical=kept_lex,
                                  lexical_weight=lexical_weight)
-    by_id = {u.id: u for u, k in zip(units, keep) if k}
+    by_id = {u.id: u for u in kept_units}
     classes = clone_classes(pairs, lambda members: {i: by_id[i] for i in members}, groups)
     stats = clone_stats(classes, units=len(units), considered=int(keep.sum()),
                         skipped_trivial={r: counts.get(r, 0) for r in REASONS},

@@ -98,7 +98,15 @@ class LexicalIndex:
     def scores(self, queries: sparse.csr_matrix, ids: Sequence[int] | None = None) -> np.ndarray:
         """(b, n) float32 lexical cosines of ``queries`` with every unit (or with ``ids``)."""
         target = self.vectors if ids is None else self.rows(ids)
-        return np.asarray((queries @ target.T).toarray(), dtype=np.float32)
+        queries = sparse.csr_matrix(queries)
+        out = np.empty((queries.shape[0], target.shape[0]), dtype=np.float32)
+        # sparse (n, V) times dense (V, few queries): one pass over the units' nonzeros. The sparse
+        # product (b, V) @ (V, n) turned the unit matrix around on every call (44 of a search's 87 ms
+        # on 100k functions); a dense block of 16 queries over 2**20 terms is 64 MB at most
+        for start in range(0, queries.shape[0], 16):
+            block = queries[start:start + 16].T.toarray()
+            out[start:start + 16] = (target @ block).T
+        return out
 
     def pair_scores(self, ids_a: Sequence[int], ids_b: Sequence[int]) -> np.ndarray:
         """(m,) lexical cosines of the unit pairs ``(ids_a[k], ids_b[k])``."""
