@@ -157,7 +157,8 @@ def test_lexical_scores_match_the_dense_cosines_for_many_queries():
              for i in range(30)]
     lex = LexicalIndex(np.arange(1, 31), LexicalVectorizer().term_frequencies(codes))
     queries = lex.encode(codes[:20] + ["nothing in common"])  # more than one block of 16 queries
-    dense_units, dense_queries = lex.vectors.toarray(), queries.toarray()
+    terms = np.union1d(lex.vectors.indices, queries.indices)  # the reference product over the terms in use
+    dense_units, dense_queries = lex.vectors[:, terms].toarray(), queries[:, terms].toarray()
     got = lex.scores(queries)
     assert got.shape == (21, 30) and got.dtype == np.float32
     np.testing.assert_allclose(got, dense_queries @ dense_units.T, atol=1e-6)
