@@ -78,27 +78,23 @@ def candidate_pairs(index: object, ids: np.ndarray, embeddings: np.ndarray, lang
     a, b, score = np.concatenate(found_a), np.concatenate(found_b), np.concatenate(found_s)
     lo, hi = np.minimum(a, b).astype(np.int64), np.maximum(a, b).astype(np.int64)
     key = lo * (int(ids.max()) + 1) + hi
-    # each pair once, at its best score (found from both ends it may differ in the last bit), in the
-    # order first found
-    by_score = np.lexsort((-score, key))
-    keys, first = np.unique(key[by_score], return_index=True)
-    best = by_score[first]
-    order = np.sort(np.unique(key, return_index=True)[1])  # first position of each key
-    best_of = dict(zip(keys.tolist(), score[best].tolist()))
-    return {(int(lo[i]), int(hi[i])): best_of[int(key[i])] for i in order.tolist()}
+    # each pair once, in the order first found, at its best score (found from both ends, the two
+    # scores may differ in the last bit)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    best = np.full(len(first), -np.inf, dtype=np.float64)
+    np.maximum.at(best, inverse.ravel(), score)
+    return {(int(lo[i]), int(hi[i])): float(best[u]) for u, i in sorted(enumerate(first.tolist()), key=lambda x: x[1])}
 
 
 def components(pairs: dict[tuple[int, int], float]) -> list[list[tuple[int, int]]]:
-    """Group pair keys by connected component (igraph), in the order of each component's first key."""
-    import igraph
+    """Group pair keys by connected component, in the order of each component's first key."""
+    from conba.clones.grouping import adjacency, connected_parts
 
-    nodes = sorted({i for key in pairs for i in key})
-    pos = {node: i for i, node in enumerate(nodes)}
-    graph = igraph.Graph(n=len(nodes), edges=[(pos[a], pos[b]) for a, b in pairs])
-    component_of = graph.connected_components().membership
+    adj = adjacency(pairs)
+    component_of = {node: k for k, part in enumerate(connected_parts(list(adj), adj)) for node in part}
     groups: dict[int, list[tuple[int, int]]] = {}
     for key in pairs:
-        groups.setdefault(component_of[pos[key[0]]], []).append(key)
+        groups.setdefault(component_of[key[0]], []).append(key)
     return list(groups.values())
 
 
