@@ -129,11 +129,20 @@ def test_config_errors(tmp_path):
         DistillConfig(data=["x"], epochs=0).validate()
     with pytest.raises(ConfigError, match="max_length must be >= 8 tokens"):
         DistillConfig(data=["x"], max_length=4).validate()
+    with pytest.raises(ConfigError, match="lr_schedule must be one of constant, linear, got 'cosine'"):
+        DistillConfig(data=["x"], lr_schedule="cosine").validate()
 
 
 def test_max_length_is_in_the_signature_only_when_set():
     assert "max_length" not in DistillConfig(data=["x"]).signature()  # runs made before it still resume
     assert DistillConfig(data=["x"], max_length=256).signature()["max_length"] == 256
+
+
+def test_a_linear_schedule_ties_the_run_to_its_epochs():
+    assert "lr_schedule" not in DistillConfig(data=["x"]).signature()  # runs made before it still resume
+    linear = DistillConfig(data=["x"], lr_schedule="linear", epochs=2).signature()
+    assert linear["lr_schedule"] == "linear" and linear["epochs"] == 2  # the decay ends at the last epoch
+    assert "epochs" not in DistillConfig(data=["x"], epochs=2).signature()  # constant: -e extends a run
 
 
 def _run(teacher: str, tiny_data, out: Path, *extra: str):
@@ -157,6 +166,26 @@ def test_cli_trains_keeps_the_best_and_resumes(teacher, tiny_data, tmp_path):
     res = _run(teacher, tiny_data, out, "-e", "2", "--lr", "0.5")  # other settings: refused, not mixed
     assert res.exit_code != 0 and "different settings; use --restart" in res.output
     assert _run(teacher, tiny_data, out, "-e", "1", "--lr", "0.5", "--restart").exit_code == 0
+
+
+@pytest.mark.slow
+def test_cli_linear_schedule_decays_over_all_epochs(teacher, tiny_data, tmp_path, monkeypatch):
+    import conba.train.loop as loop
+
+    seen: list[tuple[int, int, str]] = []
+    real = loop.scheduled_lr
+
+    def spy(base, step, warmup, total, schedule="constant"):
+        seen.append((step, total, schedule))
+        return real(base, step, warmup, total, schedule)
+
+    monkeypatch.setattr(loop, "scheduled_lr", spy)
+    res = _run(teacher, tiny_data, tmp_path / "run", "-e", "2", "--lr-schedule", "linear", "--lr", "1e-3")
+    assert res.exit_code == 0, res.output
+    steps = [s for s, _, _ in seen]  # the decay itself: test_scheduled_lr_warms_up_then_holds_or_decays_to_zero
+    assert steps == list(range(len(steps))) and {(t, k) for _, t, k in seen} == {(len(steps), "linear")}
+    config = json.loads((tmp_path / "run" / "distill" / "distill.json").read_text())["config"]
+    assert config["lr_schedule"] == "linear"
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ import pytest
 
 from conba.errors import ConfigError
 from conba.lexical import LexicalConfig, LexicalVectorizer, fuse, lexical_terms
-from conba.lexical.vectorizer import N_FEATURES, IdfTable
+from conba.lexical.vectorizer import N_FEATURES, IdfTable, row_pair_cosines
 
 
 def test_terms_keep_words_and_joined_names_only():
@@ -49,6 +49,18 @@ def test_idf_table_round_trip_and_unseen_terms_weigh_most():
     assert w[unseen] > w[ret]
     with pytest.raises(ValueError):
         IdfTable.from_dict({"n_docs": 1, "columns": [1, 2], "df": [1]})
+
+
+def test_row_pair_cosines_are_the_pairs_of_the_full_matrix():
+    codes = ["def parse_header(line): return line.split(':')", "int parseHeader(String line) { return 0; }",
+             "fn binary_search(xs: &[i32]) -> usize { 0 }", ""]
+    x = LexicalVectorizer().vectors(codes)
+    full = (x @ x.T).toarray()
+    a, b = [0, 1, 2, 3, 0], [1, 0, 2, 0, 2]
+    got = row_pair_cosines(x, a, b)
+    assert got.dtype == np.float32 and got.shape == (5,)
+    assert np.allclose(got, full[a, b]) and got[0] > 0.3 and got[2] == pytest.approx(1.0) and got[3] == 0.0
+    assert row_pair_cosines(x, [], []).shape == (0,)
 
 
 def test_term_frequencies_are_sublinear():

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from conba.cli.main import cli
 from conba.settings import resolve_device
 from conba.train.config import TrainConfig
-from conba.train.loop import warmup_lr
+from conba.train.loop import scheduled_lr, warmup_lr
 from conba.train.trainer import Trainer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,6 +23,18 @@ def test_warmup_lr_is_linear_then_flat():
     assert warmup_lr(1e-4, 99, 100) == pytest.approx(1e-4)
     assert warmup_lr(1e-4, 5000, 100) == pytest.approx(1e-4)
     assert warmup_lr(1e-4, 0, 0) == pytest.approx(1e-4)  # no warm-up
+
+
+def test_scheduled_lr_warms_up_then_holds_or_decays_to_zero():
+    rates = [scheduled_lr(1e-4, s, 10, 110, "linear") for s in range(110)]
+    assert rates[:10] == [pytest.approx(warmup_lr(1e-4, s, 10)) for s in range(10)]  # the same warm-up
+    assert rates[10] == pytest.approx(1e-4) and rates[60] == pytest.approx(5e-5)
+    assert rates[-1] == pytest.approx(1e-6) and all(a > b for a, b in zip(rates[10:], rates[11:]))
+    assert scheduled_lr(1e-4, 110, 10, 110, "linear") == 0.0  # past the last step: nothing left
+    assert [scheduled_lr(1e-4, s, 10, 110) for s in (9, 50, 500)] == [pytest.approx(1e-4)] * 3  # constant
+    assert scheduled_lr(1e-4, 0, 0, 1, "linear") == pytest.approx(1e-4)  # one step, no warm-up
+    with pytest.raises(ValueError, match="lr schedule must be one of constant, linear"):
+        scheduled_lr(1e-4, 0, 10, 100, "cosine")
 
 
 def test_resolve_device(monkeypatch):

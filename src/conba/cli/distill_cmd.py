@@ -20,6 +20,7 @@ from conba.cli.options import (
     seed_option,
     time_budget_option,
 )
+from conba.train.config import LR_SCHEDULES
 from conba.train.distill_config import DistillConfig
 
 _DEFAULTS = DistillConfig()
@@ -70,6 +71,8 @@ def _layers(value: str) -> list[int]:
       "for MiniLM): a faster student at the same depth.")
 @_opt("ffn_sample", metavar="N", help="Training snippets the neurons are ranked on (with --ffn-size).")
 @_opt("lr", help="Learning rate (AdamW, linear warm-up).")
+@_opt("lr_schedule", choices=LR_SCHEDULES,
+      help="After the warm-up: keep the rate, or decay it linearly to 0 at the end of the last epoch.")
 @_opt("sim_weight", help="Weight of the in-batch similarity (KL) term next to the cosine term.")
 @_opt("hidden_weight", help="Weight of the layer-wise term: each student layer's token states follow the "
       "teacher layer it was cut from (TinyBERT; the teacher then runs in every step; 0: off).")
@@ -82,7 +85,7 @@ def _layers(value: str) -> list[int]:
 @friendly_errors
 def distill(model: str | None, out: Path, layers: str, init: str | None, data: tuple[Path, ...],
             source: tuple[Path, ...], source_limit: int, limit: int, dev: tuple[Path, ...], dev_limit: int,
-            epochs: int, batch_size: int, max_length: int, ffn_size: int, ffn_sample: int, lr: float,
+            epochs: int, batch_size: int, max_length: int, ffn_size: int, ffn_sample: int, lr: float, lr_schedule: str,
             sim_weight: float, hidden_weight: float, attention_weight: float, time_budget: float, seed: int,
             restart: bool, progress: bool | None) -> None:
     """Distil a model into a student with fewer transformer layers (faster encoding: half the layers is
@@ -109,7 +112,7 @@ def distill(model: str | None, out: Path, layers: str, init: str | None, data: t
                         data=[str(p) for p in data], source=[str(p) for p in source], source_limit=source_limit,
                         limit=limit, dev=[str(p) for p in dev], dev_limit=dev_limit, epochs=epochs,
                         batch_size=batch_size, max_length=max_length, ffn_size=ffn_size, ffn_sample=ffn_sample,
-                        lr=lr, sim_weight=sim_weight, hidden_weight=hidden_weight,
+                        lr=lr, lr_schedule=lr_schedule, sim_weight=sim_weight, hidden_weight=hidden_weight,
                         attention_weight=attention_weight, time_budget=time_budget, seed=seed)
     student = run(cfg, restart=restart, log=lambda m: click.echo(m, err=True),
                   progress=show_progress(progress))

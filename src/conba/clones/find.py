@@ -56,13 +56,13 @@ def find_clones(units: list[Unit], ids: np.ndarray, embeddings: np.ndarray, inde
     rescore, kept_lex = None, None
     if lexical is not None and lexical_weight > 0:
         from conba.lexical import fuse
+        from conba.lexical.vectorizer import row_pair_cosines
 
         kept_lex = lexical.rows(kept_ids)
         neighbors *= 2
 
         def rescore(rows_a: np.ndarray, rows_b: np.ndarray, dense: np.ndarray) -> np.ndarray:
-            lex = np.asarray(kept_lex[rows_a].multiply(kept_lex[rows_b]).sum(axis=1)).ravel()
-            return fuse(dense, lex, lexical_weight)
+            return fuse(dense, row_pair_cosines(kept_lex, rows_a, rows_b), lexical_weight)
     kept_units = [u for u, k in zip(units, keep) if k]
     first_row: dict[str, int] = {}  # copies of one function (same content hash) share one vector
     representative = np.array([first_row.setdefault(u.hash, r) for r, u in enumerate(kept_units)], dtype=np.int64)

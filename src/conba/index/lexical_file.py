@@ -110,8 +110,10 @@ class LexicalIndex:
 
     def pair_scores(self, ids_a: Sequence[int], ids_b: Sequence[int]) -> np.ndarray:
         """(m,) lexical cosines of the unit pairs ``(ids_a[k], ids_b[k])``."""
-        a, b = self.rows(ids_a), self.rows(ids_b)
-        return np.asarray(a.multiply(b).sum(axis=1), dtype=np.float32).ravel()
+        from conba.lexical.vectorizer import row_pair_cosines
+
+        return row_pair_cosines(self.vectors, [self.row_of[int(i)] for i in ids_a],
+                                [self.row_of[int(i)] for i in ids_b])
 
 
 def update(path: str | os.PathLike, ids: np.ndarray, hashes: np.ndarray,

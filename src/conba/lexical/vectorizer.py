@@ -21,7 +21,7 @@ from sklearn.feature_extraction.text import HashingVectorizer
 
 from conba.lexical.terms import lexical_terms
 
-__all__ = ["N_FEATURES", "IdfTable", "LexicalVectorizer"]
+__all__ = ["N_FEATURES", "IdfTable", "LexicalVectorizer", "row_pair_cosines"]
 
 N_FEATURES = 2 ** 20
 
@@ -93,6 +93,12 @@ class LexicalVectorizer:
         tf = self.term_frequencies(codes)
         table = idf if idf is not None else IdfTable.fit(tf)
         return self.weigh(tf, table.weights())
+
+
+def row_pair_cosines(vectors: sparse.csr_matrix, rows_a: Sequence[int], rows_b: Sequence[int]) -> np.ndarray:
+    """(m,) float32 cosines of the row pairs ``(rows_a[k], rows_b[k])`` of unit-length rows ``vectors``."""
+    a, b = vectors[np.asarray(rows_a, dtype=np.int64)], vectors[np.asarray(rows_b, dtype=np.int64)]
+    return np.asarray(a.multiply(b).sum(axis=1), dtype=np.float32).ravel()
 
 
 @functools.lru_cache(maxsize=1)

@@ -15,6 +15,7 @@ STATE_AS = ("diag", "dense")
 HEADS = ("conba", "conba-scan", "linear", "none")  # conba.heads.HEAD_KINDS (not imported: it loads torch)
 HEAD_MODES = ("pooled", "tokens")
 SAVE_DTYPES = ("float32", "float16")
+LR_SCHEDULES = ("constant", "linear")  # conba.train.loop.scheduled_lr
 
 
 @dataclass

@@ -116,7 +116,7 @@ class Distiller:
         from conba.model import load_model
         from conba.train.checkpoint import load_checkpoint, remove_checkpoint, save_checkpoint
         from conba.train.distill_data import collect_snippets, length_batches, teacher_vectors
-        from conba.train.loop import optimizer_step, warmup_lr
+        from conba.train.loop import optimizer_step, scheduled_lr
 
         cfg, out = self.cfg, self.run_dir
         out.mkdir(parents=True, exist_ok=True)
@@ -159,6 +159,8 @@ class Distiller:
             self.log(f"student {cfg.layers} before distillation: dev {_fmt(base)}")
         else:
             self.log(f"resuming at epoch {state['epoch'] + 1}, batch {state['batch']}")
+        total_steps = sum(len(length_batches(lengths, cfg.batch_size, cfg.max_batch_tokens, cfg.seed + e))
+                          for e in range(cfg.epochs)) if cfg.lr_schedule != "constant" else 0
         t0 = time.time()
         out_of_time = False
         while state["epoch"] < cfg.epochs and not out_of_time:
@@ -175,7 +177,7 @@ class Distiller:
                     s = F.normalize(student.embed_tokens(enc["input_ids"], enc["attention_mask"]), dim=-1)
                     loss = distill_loss(s, targets[idx], cfg.temperature, cfg.sim_weight)
                 for group in opt.param_groups:
-                    group["lr"] = warmup_lr(cfg.lr, state["step"], cfg.warmup_steps)
+                    group["lr"] = scheduled_lr(cfg.lr, state["step"], cfg.warmup_steps, total_steps, cfg.lr_schedule)
                 optimizer_step(opt, loss, params)
                 losses.append(float(loss.detach()))
                 state["step"] += 1

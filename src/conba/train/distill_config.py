@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from conba.errors import ConfigError
+from conba.train.config import LR_SCHEDULES
 from conba.utils.config_keys import JsonConfig
 
 
@@ -32,6 +33,7 @@ class DistillConfig(JsonConfig):
     ffn_sample: int = 256      # training snippets the neurons' importance is measured on (with ffn_size)
     lr: float = 1e-4
     warmup_steps: int = 50
+    lr_schedule: str = "constant"  # after the warm-up: "constant", or "linear" decay to 0 at the last epoch's end
     weight_decay: float = 0.01
     temperature: float = 0.05
     sim_weight: float = 1.0
@@ -51,6 +53,8 @@ class DistillConfig(JsonConfig):
             raise ConfigError("lr and temperature must be > 0")
         if self.max_length and self.max_length < 8:
             raise ConfigError(f"max_length must be >= 8 tokens (0: the teacher's window), got {self.max_length}")
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise ConfigError(f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got {self.lr_schedule!r}")
         if self.ffn_size < 0:
             raise ConfigError(f"ffn_size must be >= 0 (0: the teacher's width), got {self.ffn_size}")
         if self.ffn_sample < 1:
@@ -73,6 +77,10 @@ class DistillConfig(JsonConfig):
         for k in ("hidden_weight", "attention_weight", "max_length", "ffn_size"):  # off: as runs made before
             if not d[k]:                                                          # these existed
                 d.pop(k)
+        if self.lr_schedule == "constant":
+            d.pop("lr_schedule")
+        else:  # a linear decay ends at the last epoch: more epochs are another schedule
+            d["epochs"] = self.epochs
         if not self.ffn_size:
             d.pop("ffn_sample")
         return d

@@ -2,6 +2,8 @@
 
 * :func:`autocast`: bfloat16 autocast on CUDA when asked for, else nothing (CPU runs stay float32).
 * :func:`warmup_lr`: linear warm-up of a learning rate, 1/w of the rate at the first step.
+* :func:`scheduled_lr`: the warm-up, then the rate held (``constant``) or decayed linearly to 0 at the
+  run's last step (``linear``).
 * :func:`optimizer_step`: zero the gradients, backward, clip (when asked), step.
 * Checkpoints (weights, optimizer, RNG, position, settings key): :mod:`conba.train.checkpoint`.
 
@@ -24,6 +26,8 @@ import contextlib
 
 import torch
 
+from conba.train.config import LR_SCHEDULES
+
 
 def autocast(device: torch.device, enabled: bool) -> contextlib.AbstractContextManager:
     """bfloat16 autocast on a CUDA ``device`` when ``enabled``; a no-op context otherwise."""
@@ -35,6 +39,19 @@ def autocast(device: torch.device, enabled: bool) -> contextlib.AbstractContextM
 def warmup_lr(base: float, step: int, warmup_steps: int) -> float:
     """Learning rate at optimisation step ``step`` (0-based) of a linear warm-up over ``warmup_steps``."""
     return base * min(1.0, (step + 1) / max(warmup_steps, 1))
+
+
+def scheduled_lr(base: float, step: int, warmup_steps: int, total_steps: int, schedule: str = "constant") -> float:
+    """Learning rate at optimisation step ``step`` (0-based) of a run of ``total_steps``: the linear warm-up
+    of :func:`warmup_lr`, then ``base`` (``constant``) or a linear decay from ``base`` after the warm-up to 0
+    after the last step (``linear``)."""
+    if schedule not in LR_SCHEDULES:
+        raise ValueError(f"lr schedule must be one of {', '.join(LR_SCHEDULES)}, got {schedule!r}")
+    rate = warmup_lr(base, step, warmup_steps)
+    if schedule == "linear" and step >= warmup_steps:
+        span = max(total_steps - warmup_steps, 1)
+        rate = base * max(0.0, (total_steps - step) / span)
+    return rate
 
 
 def optimizer_step(opt: torch.optim.Optimizer, loss: torch.Tensor,
