@@ -189,6 +189,22 @@ def test_cli_linear_schedule_decays_over_all_epochs(teacher, tiny_data, tmp_path
 
 
 @pytest.mark.slow
+def test_without_a_bar_each_checkpoint_logs_a_line(teacher, tiny_data, tmp_path):
+    from conba.train.distill import distill
+
+    train, dev = tiny_data
+    cfg = DistillConfig(teacher=teacher, out=str(tmp_path / "run"), layers=[0, 2], data=[str(train)], dev=[str(dev)],
+                        batch_size=4, epochs=1, checkpoint_every=2)
+    lines: list[str] = []
+    distill(cfg, log=lines.append, progress=False)
+    steps = [ln for ln in lines if ln.endswith("checkpoint saved")]
+    assert steps and steps[0].startswith("epoch 1/1, batch 2/") and "loss " in steps[0] and "lr " in steps[0]
+    lines.clear()
+    distill(DistillConfig(**{**cfg.to_dict(), "out": str(tmp_path / "bar")}), log=lines.append, progress=True)
+    assert not [ln for ln in lines if ln.endswith("checkpoint saved")]  # the bar shows it instead
+
+
+@pytest.mark.slow
 def test_cli_max_length_sets_the_students_window(teacher, tiny_data, tmp_path):
     out = tmp_path / "short"
     res = _run(teacher, tiny_data, out, "-e", "1", "--max-length", "16")

@@ -52,6 +52,8 @@ def test_resume_after_interruption(tiny_backbone, tiny_data, tmp_path):
     c2 = cfg(tiny_backbone, tiny_data, tmp_path, epochs=3, checkpoint_every=1)
     Trainer(c2, progress=False, log=logs.append).fit()
     assert any("resumed" in m and "epoch 2" in m for m in logs)
+    saved = [m for m in logs if m.endswith("checkpoint saved")]  # no bar: a line per checkpoint
+    assert saved and saved[0].startswith("epoch 2/3, batch 1/") and "loss " in saved[0] and "lr " in saved[0]
     hist = json.loads((tmp_path / "out" / "training" / "history.json").read_text())
     assert [e["epoch"] for e in hist["epochs"]] == [0, 1, 2, 3]
     with pytest.raises(RuntimeError, match="different settings"):

@@ -116,7 +116,7 @@ class Distiller:
         from conba.model import load_model
         from conba.train.checkpoint import load_checkpoint, remove_checkpoint, save_checkpoint
         from conba.train.distill_data import collect_snippets, length_batches, teacher_vectors
-        from conba.train.loop import optimizer_step, scheduled_lr
+        from conba.train.loop import optimizer_step, progress_line, scheduled_lr
 
         cfg, out = self.cfg, self.run_dir
         out.mkdir(parents=True, exist_ok=True)
@@ -187,6 +187,9 @@ class Distiller:
                 if state["step"] % cfg.checkpoint_every == 0:
                     save_checkpoint(out / "checkpoint", cfg.signature(), state, modules={"student": student},
                                     optimizer=opt, trainable_only=True)
+                    if not self.progress:  # no bar (a log file, a background job): one line per checkpoint
+                        self.log(progress_line(f"{state['epoch'] + 1}/{cfg.epochs}", state["batch"], len(batches),
+                                               losses, opt.param_groups[0]["lr"], time.time() - t0))
                 if cfg.time_budget and time.time() - t0 > cfg.time_budget:
                     out_of_time = True
                     self.log(f"time budget of {cfg.time_budget:g} s reached at batch {state['batch']}")

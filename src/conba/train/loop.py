@@ -5,6 +5,8 @@
 * :func:`scheduled_lr`: the warm-up, then the rate held (``constant``) or decayed linearly to 0 at the
   run's last step (``linear``).
 * :func:`optimizer_step`: zero the gradients, backward, clip (when asked), step.
+* :func:`progress_line`: the line a loop logs at each checkpoint when no progress bar is shown (a log
+  file, a background job), so that a long CPU run says how far it is.
 * Checkpoints (weights, optimizer, RNG, position, settings key): :mod:`conba.train.checkpoint`.
 
 Schedules are kept as plain functions of the global step rather than ``torch`` / ``transformers``
@@ -52,6 +54,13 @@ def scheduled_lr(base: float, step: int, warmup_steps: int, total_steps: int, sc
         span = max(total_steps - warmup_steps, 1)
         rate = base * max(0.0, (total_steps - step) / span)
     return rate
+
+
+def progress_line(epoch: str, batch: int, batches: int, losses: list[float], lr: float, seconds: float) -> str:
+    """``epoch 2/4, batch 150/636: loss 0.0612, lr 5.00e-05, 840 s; checkpoint saved`` (loss: the mean of
+    the last 20 steps)."""
+    loss = f"{sum(losses[-20:]) / len(losses[-20:]):.4f}" if losses else "-"
+    return f"epoch {epoch}, batch {batch}/{batches}: loss {loss}, lr {lr:.2e}, {seconds:.0f} s; checkpoint saved"
 
 
 def optimizer_step(opt: torch.optim.Optimizer, loss: torch.Tensor,

@@ -27,7 +27,7 @@ from conba.train.checkpoint import load_checkpoint, save_checkpoint
 from conba.train.config import TrainConfig
 from conba.train.features import TokenStates, compute_states
 from conba.train.history import History
-from conba.train.loop import autocast, optimizer_step, warmup_lr
+from conba.train.loop import autocast, optimizer_step, progress_line, warmup_lr
 from conba.train.losses import in_batch_loss
 from conba.train.sampler import GroupBatchSampler, nearest_groups
 from conba.utils.io import replace_dir, write_json_atomic
@@ -281,6 +281,9 @@ class Trainer:
                 state["step"] = step + 1
                 if cfg.checkpoint_every and state["step"] % cfg.checkpoint_every == 0:
                     self._save_checkpoint(opt, state)
+                    if not self.progress:  # no bar (a log file, a background job): one line per checkpoint
+                        self.log(progress_line(f"{epoch}/{cfg.epochs}", state["step"], len(batches), losses,
+                                               opt.param_groups[-1]["lr"], time.time() - t0))
                 if cfg.time_budget and time.time() - t_start > cfg.time_budget:
                     out_of_time = True
                     self.log(f"time budget of {cfg.time_budget:.0f}s used up at epoch {epoch}, "
