@@ -83,7 +83,7 @@ def candidate_pairs(index: object, ids: np.ndarray, embeddings: np.ndarray, lang
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     best = np.full(len(first), -np.inf, dtype=np.float64)
     np.maximum.at(best, inverse.ravel(), score)
-    return {(int(lo[i]), int(hi[i])): float(best[u]) for u, i in sorted(enumerate(first.tolist()), key=lambda x: x[1])}
+    return {(int(lo[first[u]]), int(hi[first[u]])): float(best[u]) for u in np.argsort(first).tolist()}
 
 
 def components(pairs: dict[tuple[int, int], float]) -> list[list[tuple[int, int]]]:
