@@ -13,6 +13,7 @@ import torch
 from conba.errors import FormatError
 from conba.train.checkpoint import (
     CheckpointMismatch,
+    check_checkpoint,
     find_checkpoint,
     load_checkpoint,
     remove_checkpoint,
@@ -100,9 +101,15 @@ def test_no_checkpoint_is_none_and_foreign_settings_or_format_are_refused(tmp_pa
     before = {k: v.clone() for k, v in net.state_dict().items()}
     other, _, _ = _trained(seed=1)
     with pytest.raises(CheckpointMismatch, match="different settings; use --restart"):
-        load_checkpoint(tmp_path / "ck", {**KEY, "lr": 0.2}, modules={"net": other})
+        load_checkpoint(tmp_path / "ck", "another key", modules={"net": other})  # not a mapping: no names
+    with pytest.raises(CheckpointMismatch) as info:
+        check_checkpoint(tmp_path / "ck", {**KEY, "lr": 0.2, "extra": [1, 2]})
+    assert info.value.settings == ("extra", "lr")
+    assert "different settings (extra: unset saved, [1, 2] now; lr: 0.1 saved, 0.2 now); use --restart" \
+        in str(info.value)
     with pytest.raises(RuntimeError, match="different settings"):  # a UsageError: the CLI prints one line
-        load_checkpoint(tmp_path / "ck", "another key", modules={"net": other})
+        load_checkpoint(tmp_path / "ck", {**KEY, "lr": 0.2}, modules={"net": other})
+    assert check_checkpoint(tmp_path / "ck", KEY) and not check_checkpoint(tmp_path / "none", KEY)
     assert all(torch.equal(before[k], v) for k, v in net.state_dict().items())
     legacy = tmp_path / "legacy"  # the pre-merge layout: state.json with a signature, no "checkpoint" entry
     legacy.mkdir()

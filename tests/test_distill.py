@@ -164,7 +164,7 @@ def test_cli_trains_keeps_the_best_and_resumes(teacher, tiny_data, tmp_path):
     assert "resuming at epoch 2" in res.output
     assert [h["epoch"] for h in json.loads((out / "distill" / "distill.json").read_text())["history"]] == [0, 1, 2]
     res = _run(teacher, tiny_data, out, "-e", "2", "--lr", "0.5")  # other settings: refused, not mixed
-    assert res.exit_code != 0 and "different settings; use --restart" in res.output
+    assert res.exit_code != 0 and "different settings (lr: 0.0001 saved, 0.5 now); use --restart" in res.output
     assert _run(teacher, tiny_data, out, "-e", "1", "--lr", "0.5", "--restart").exit_code == 0
 
 
@@ -186,6 +186,15 @@ def test_cli_linear_schedule_decays_over_all_epochs(teacher, tiny_data, tmp_path
     assert steps == list(range(len(steps))) and {(t, k) for _, t, k in seen} == {(len(steps), "linear")}
     config = json.loads((tmp_path / "run" / "distill" / "distill.json").read_text())["config"]
     assert config["lr_schedule"] == "linear"
+    import conba.train.distill_data as distill_data
+
+    def no_teacher(*args, **kwargs):
+        raise AssertionError("the teacher encoded before the checkpoint was checked")
+
+    monkeypatch.setattr(distill_data, "teacher_vectors", no_teacher)
+    res = _run(teacher, tiny_data, tmp_path / "run", "-e", "3", "--lr-schedule", "linear", "--lr", "1e-3")
+    assert res.exit_code != 0 and "(epochs: 2 saved, 3 now)" in res.output, res.output
+    assert "a linear schedule ends at its last epoch" in res.output and f"--init {tmp_path / 'run'}" in res.output
 
 
 @pytest.mark.slow
@@ -215,7 +224,7 @@ def test_cli_max_length_sets_the_students_window(teacher, tiny_data, tmp_path):
     assert student.backbone.token_lengths([long]) == [16] and full.backbone.token_lengths([long])[0] > 16
     assert json.loads((out / "distill" / "distill.json").read_text())["config"]["max_length"] == 16
     res = _run(teacher, tiny_data, out, "-e", "1", "--max-length", "32")  # another window: a different run
-    assert res.exit_code != 0 and "different settings; use --restart" in res.output
+    assert res.exit_code != 0 and "different settings (max_length: 16 saved, 32 now); use --restart" in res.output
     res = _run(teacher, tiny_data, tmp_path / "bad", "--max-length", "4")
     assert res.exit_code == 1 and "max_length must be >= 8 tokens" in res.output
 

@@ -156,7 +156,7 @@ def test_cli_distils_with_layer_terms(teacher, tiny_data, tmp_path):
     assert loss_on > loss_off > 0  # the same batches, with the layer terms added
     assert load_model(out).backbone.num_layers == 2
     res = _run(teacher_dir, tiny_data, out, "--hidden-weight", "2")  # other settings: refused, not mixed
-    assert res.exit_code != 0 and "different settings; use --restart" in res.output
+    assert res.exit_code != 0 and "hidden_weight: 1.0 saved, 2.0 now); use --restart" in res.output
 
 
 def test_cli_layer_terms_refuse_a_prefix_head(tiny_backbone, tiny_data, tmp_path):

@@ -42,7 +42,12 @@ META = "checkpoint"  # the key in state.json that holds this module's own entrie
 
 
 class CheckpointMismatch(UsageError):
-    """The checkpoint was made with other settings (or by an older conba): resuming it would be wrong."""
+    """The checkpoint was made with other settings (or by an older conba): resuming it would be wrong.
+    ``settings``: the names of the settings that differ (empty when unknown)."""
+
+    def __init__(self, message: str, settings: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.settings = settings
 
 
 def _jsonable(obj: Any) -> Any:
@@ -140,6 +145,48 @@ def remove_checkpoint(path: str | Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def settings_diff(saved: Any, wanted: Any, limit: int = 3) -> tuple[tuple[str, ...], str]:
+    """The settings that keep a checkpoint from resuming, and their words for its error line:
+    ``(("lr",), " (lr: 0.1 saved, 0.2 now)")``, at most ``limit`` of them spelled out; nothing when the
+    keys are not both mappings."""
+    saved, wanted = _jsonable(saved), _jsonable(wanted)
+    if not isinstance(saved, dict) or not isinstance(wanted, dict):
+        return (), ""
+    missing = object()
+    names = tuple(k for k in sorted(set(saved) | set(wanted)) if saved.get(k, missing) != wanted.get(k, missing))
+    said = [f"{k}: {_short(saved.get(k, missing))} saved, {_short(wanted.get(k, missing))} now" for k in names[:limit]]
+    more = f", and {len(names) - limit} more" if len(names) > limit else ""
+    return names, (f" ({'; '.join(said)}{more})" if names else "")
+
+
+def _short(value: Any, width: int = 40) -> str:
+    text = "unset" if not isinstance(value, (type(None), bool, int, float, str, list, dict)) else json.dumps(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def check_checkpoint(path: str | Path, key: Any) -> bool:
+    """True when a checkpoint is there to resume with ``key``, False when there is none; raises
+    :class:`CheckpointMismatch` as :func:`load_checkpoint` would, without loading a tensor (so a run can
+    refuse a foreign checkpoint before its slow set-up)."""
+    folder = find_checkpoint(path)
+    if folder is not None:
+        _checked_state(folder, key)
+    return folder is not None
+
+
+def _checked_state(folder: Path, key: Any) -> tuple[dict, dict]:
+    state = read_json(folder / STATE)
+    meta = state.pop(META, None) if isinstance(state, dict) else None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise CheckpointMismatch(f"{folder}: checkpoint was written by another conba version; use --restart "
+                                 "to discard it or another --out")
+    if meta.get("key") != _jsonable(key):
+        names, said = settings_diff(meta.get("key"), key)
+        raise CheckpointMismatch(f"{folder}: checkpoint was made with different settings{said}; use --restart "
+                                 "to discard it or another --out", names)
+    return state, meta
+
+
 def load_checkpoint(path: str | Path, key: Any, *, modules: Mapping[str, torch.nn.Module],
                     optimizer: torch.optim.Optimizer | None = None, scheduler: Any = None,
                     trainable_only: bool = False, restore_rng: bool = True) -> dict | None:
@@ -150,14 +197,7 @@ def load_checkpoint(path: str | Path, key: Any, *, modules: Mapping[str, torch.n
     folder = find_checkpoint(path)
     if folder is None:
         return None
-    state = read_json(folder / STATE)
-    meta = state.pop(META, None) if isinstance(state, dict) else None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise CheckpointMismatch(f"{folder}: checkpoint was written by another conba version; use --restart "
-                                 "to discard it or another --out")
-    if meta.get("key") != _jsonable(key):
-        raise CheckpointMismatch(f"{folder}: checkpoint was made with different settings; use --restart "
-                                 "to discard it or another --out")
+    state, meta = _checked_state(folder, key)
     tensors = load_file(str(folder / TENSORS))
     _restore_modules(folder, tensors, modules, trainable_only)
     if optimizer is not None:

@@ -114,7 +114,13 @@ class Distiller:
 
         from conba.data import load_records, subset_groups
         from conba.model import load_model
-        from conba.train.checkpoint import load_checkpoint, remove_checkpoint, save_checkpoint
+        from conba.train.checkpoint import (
+            CheckpointMismatch,
+            check_checkpoint,
+            load_checkpoint,
+            remove_checkpoint,
+            save_checkpoint,
+        )
         from conba.train.distill_data import collect_snippets, length_batches, teacher_vectors
         from conba.train.loop import optimizer_step, progress_line, scheduled_lr
 
@@ -122,6 +128,14 @@ class Distiller:
         out.mkdir(parents=True, exist_ok=True)
         if restart:
             remove_checkpoint(out / "checkpoint")
+        try:  # before the teacher encodes anything
+            check_checkpoint(out / "checkpoint", cfg.signature())
+        except CheckpointMismatch as exc:
+            if exc.settings == ("epochs",):  # only a linear schedule keeps its epochs in the signature
+                raise CheckpointMismatch(f"{exc}; a linear schedule ends at its last epoch, so train on in a new "
+                                         f"run that starts from this one: --init {out} -o NEW_DIR",
+                                         exc.settings) from None
+            raise
         teacher = load_model(cfg.teacher, prune=False)
         teacher.eval()
         if max(cfg.layers) >= teacher.backbone.num_layers:
