@@ -230,6 +230,21 @@ def test_pretrain_resumes_exactly_and_refuses_a_foreign_folder(backbone, data, t
 
 
 @pytest.mark.slow
+def test_without_a_bar_each_checkpoint_logs_a_line(backbone, data, tmp_path):
+    from conba.pretrain import pretrain
+
+    lines: list[str] = []
+    pretrain(_cfg(backbone, data, tmp_path / "a", checkpoint_every=1), progress=False, log=lines.append)
+    steps = [ln for ln in lines if ln.endswith("checkpoint saved")]
+    # steps 1-3 of 4: the last step saves the result, not a checkpoint
+    assert [ln.split(", ")[1].split(":")[0] for ln in steps] == ["batch 1/4", "batch 2/4", "batch 3/4"], lines
+    assert steps[0].startswith("epoch 1/") and "loss " in steps[0] and "lr " in steps[0]
+    lines.clear()
+    pretrain(_cfg(backbone, data, tmp_path / "b", checkpoint_every=1), progress=True, log=lines.append)
+    assert not [ln for ln in lines if ln.endswith("checkpoint saved")]  # the bar shows it instead
+
+
+@pytest.mark.slow
 def test_cli_pretrain(backbone, data, tmp_path):
     from click.testing import CliRunner
 

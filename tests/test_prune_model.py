@@ -238,6 +238,25 @@ def test_prune_train_cli_end_to_end(deep_backbone, tmp_path):
     assert len(load_model(out).pruner.config.info["history"]) == 2
 
 
+@pytest.mark.slow
+def test_without_a_bar_each_checkpoint_logs_a_line(deep_backbone, tmp_path):
+    from conba.prune.train import train_pruner
+    from conba.prune.train_config import PruneTrainConfig
+    from conba.testing import make_tiny_dataset
+
+    data = make_tiny_dataset(tmp_path / "train.jsonl", copies=3)
+    cfg = PruneTrainConfig(model=str(deep_backbone), out=str(tmp_path / "a"), train=[str(data)], layers=[1, 3],
+                           limit=16, groups_per_batch=4, per_group=2, epochs=1)
+    lines: list[str] = []
+    train_pruner(cfg, log=lines.append, progress=False)
+    steps = [ln for ln in lines if ln.endswith("checkpoint saved")]  # a checkpoint after every batch
+    assert [ln.split(": ")[1] for ln in steps] == ["epoch 1/1, batch 1/2", "epoch 1/1, batch 2/2"], lines
+    assert steps[0].startswith("scorers: ") and "loss " in steps[0] and "lr 1.00e-03" in steps[0]
+    lines.clear()
+    train_pruner(PruneTrainConfig(**{**cfg.to_dict(), "out": str(tmp_path / "b")}), log=lines.append, progress=True)
+    assert not [ln for ln in lines if ln.endswith("checkpoint saved")]  # the bar shows it instead
+
+
 @pytest.mark.parametrize("extra,msg", [(["-r", "1.5"], "keep_ratio"), (["-L", "x"], "bad layer list"),
                                        (["-L", "9"], "pruning layers"), (["-d", "missing.jsonl"], "not found"),
                                        (["-n", "2"], "limit")])

@@ -27,7 +27,7 @@ from conba.pretrain.masking import mask_tokens, replaced_token_labels, special_t
 from conba.pretrain.mlm import MLMHead, mlm_loss
 from conba.pretrain.rtd import DiscriminatorHead, Generator, discriminator_loss, generator_step
 from conba.train.checkpoint import load_checkpoint, remove_checkpoint, save_checkpoint
-from conba.train.loop import autocast, optimizer_step
+from conba.train.loop import autocast, optimizer_step, progress_line
 from conba.utils.io import read_json, replace_dir, write_json_atomic
 
 RESULT_NAME = "pretrain_result.json"
@@ -113,6 +113,11 @@ class Pretrainer:
             mask[i, :len(r)] = 1
         return ids, mask
 
+    def _data_epoch(self, steps: int) -> str:
+        """``2/3``: the pass over the windows that step ``steps`` (1-based) draws from, of the run's passes."""
+        n, b = len(self.windows), self.cfg.batch_size
+        return f"{(steps * b - 1) // n + 1}/{-(-self.cfg.steps * b // n)}"
+
     def _autocast(self):
         return autocast(self.device, self.cfg.amp)
 
@@ -189,11 +194,13 @@ class Pretrainer:
         bar = tqdm(total=cfg.steps, initial=start, desc=f"pretrain {cfg.objective}", unit="step",
                    disable=not self.progress)
         recent: list[dict] = []
+        losses: list[float] = []  # the last 20 total losses, for the line logged at a checkpoint without a bar
         every = max(1, min(LOG_EVERY, cfg.steps // 20))  # short runs log every step
         t0, tokens = time.time(), 0
         for step in range(start, cfg.steps):
             stats = self.train_step(step)
             recent.append(stats)
+            losses = [*losses[-19:], stats["loss"]]
             tokens += stats["tokens"]
             bar.update(1)
             bar.set_postfix({k: f"{np.mean([r[k] for r in recent[-every:]]):.3f}"
@@ -205,6 +212,9 @@ class Pretrainer:
                 recent = []
             if cfg.checkpoint_every and (step + 1) % cfg.checkpoint_every == 0 and step + 1 < cfg.steps:
                 self._save_checkpoint(step + 1)
+                if not self.progress:  # no bar (a log file, a background job): one line per checkpoint
+                    self.log(progress_line(self._data_epoch(step + 1), step + 1, cfg.steps, losses,
+                                           self.lr_at(step), time.time() - t0))
         bar.close()
         seconds = time.time() - t0
         self._finish(seconds, tokens, cfg.steps - start)

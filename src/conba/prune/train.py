@@ -39,7 +39,7 @@ from conba.prune.soft import soft_states, weighted_mean
 from conba.prune.store import SaliencyStore
 from conba.prune.train_config import PruneTrainConfig, default_layers
 from conba.train.checkpoint import CheckpointMismatch, load_checkpoint, save_checkpoint
-from conba.train.loop import optimizer_step
+from conba.train.loop import optimizer_step, progress_line
 from conba.train.losses import in_batch_loss
 
 WORK = "prune_training"
@@ -196,12 +196,14 @@ def train_scorers(model, pruner: PruneModule, records, store: SaliencyStore, cfg
     pad = pad_token_id(model.backbone.tokenizer)
     from tqdm.auto import tqdm
 
+    t_start = time.time()
     while state["epoch"] < cfg.epochs:
         epoch = state["epoch"]
         order = list(range(len(store)))
         random.Random(cfg.seed + epoch).shuffle(order)
         bar = tqdm(total=len(order), initial=state["done"], desc=f"scorers epoch {epoch + 1}/{cfg.epochs}",
                    unit="batch", disable=not progress)
+        losses: list[float] = []
         for pos in range(state["done"], len(order)):
             t0 = time.time()
             torch.manual_seed(cfg.seed * 7919 + epoch * 100_003 + pos)  # Gumbel noise: same after a resume
@@ -221,10 +223,10 @@ def train_scorers(model, pruner: PruneModule, records, store: SaliencyStore, cfg
             state["seconds"] += time.time() - t0
             save_checkpoint(work / CHECKPOINT, key, state, modules={"scorers": pruner}, optimizer=opt)
             bar.update(1)
-            if not progress:
-                loss = float(out["loss"].detach())
-                log(f"scorers: epoch {epoch + 1} batch {pos + 1}/{len(order)} loss {loss:.4f} "
-                    f"({time.time() - t0:.0f}s)")
+            losses.append(float(out["loss"].detach()))
+            if not progress:  # no bar (a log file, a background job): one line per checkpoint (every batch)
+                log("scorers: " + progress_line(f"{epoch + 1}/{cfg.epochs}", pos + 1, len(order), losses,
+                                                opt.param_groups[0]["lr"], time.time() - t_start))
         bar.close()
         n = max(1, len(order))
         row = {"epoch": epoch + 1, **{k: round(v / n, 5) for k, v in state["sums"].items()},
