@@ -4,6 +4,7 @@ long inputs are cut before they are tokenised."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -121,3 +122,24 @@ def test_output_is_where_the_result_goes(built, tiny_model, tmp_path):
         report = tmp_path / f"report{flag}.html"
         res = CliRunner().invoke(cli, ["clones", "-i", built, "-t", "0.5", "-f", "html", flag, str(report)])
         assert res.exit_code == 0 and report.read_text().startswith("<!DOCTYPE html>"), res.output
+
+
+def test_encode_reads_plain_snippet_lines(tiny_model, tmp_path):
+    snippets = tmp_path / "snips.jsonl"
+    snippets.write_text(json.dumps({"id": "gcd", "code": GCD}) + "\n" + json.dumps({"code": "int g() { return 1; }",
+                                                                                  "language": "java"}) + "\n")
+    res = CliRunner().invoke(cli, ["encode", str(snippets), "-m", tiny_model, "-l", "python"])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in res.output.splitlines()]
+    assert [(r["id"], r["language"]) for r in rows] == [("gcd", "python"), ("snips/2", "java")]
+    _fails(["encode", str(snippets), "-m", tiny_model], "snips.jsonl:1: missing field 'language'")
+
+
+def test_code_given_where_a_file_goes_gets_a_hint(built, tiny_model, tmp_path):
+    _fails(["search", "def f(): pass", "-i", built, "-m", tiny_model],
+           "def f(): pass: no such file; it reads like code: to search for a snippet, pass it with --code")
+    _fails(["compare", "def f(): pass", "int f() { }", "-m", tiny_model], "to compare snippets, add --snippets")
+    _fails(["encode", "x = 1", "-m", tiny_model], "pipe it to 'conba encode - -l LANG'")
+    missing = str(tmp_path / "gone.py")  # a path that is just missing: no hint
+    result = CliRunner().invoke(cli, ["search", missing, "-i", built, "-m", tiny_model])
+    assert result.exit_code == 1 and result.output.strip().endswith(f"{missing}: no such file"), result.output

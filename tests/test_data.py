@@ -1,4 +1,5 @@
 import json
+import re
 
 import pytest
 
@@ -86,3 +87,23 @@ def test_pairs_bad_input(tmp_path):
         load_pairs(write(tmp_path, [{**PAIR, "positive": 3}]))
     with pytest.raises(DataError, match="neither grouped format"):
         load_records(write(tmp_path, [{"code": "x"}], "x.jsonl"))
+
+
+def test_plain_snippet_lines_need_only_code(tmp_path):
+    from conba.data import load_snippets
+
+    plain = tmp_path / "snips.jsonl"
+    plain.write_text('{"code": "def f(): pass", "language": "py"}\n\n{"id": 7, "code": "int g() {}"}\n')
+    assert load_snippets(plain, "java") == [("snips/1", "python", "def f(): pass"), ("7", "java", "int g() {}")]
+    with pytest.raises(DataError, match=r"snips.jsonl:3: missing field 'language' \(or name one .* -l LANG\)"):
+        load_snippets(plain)
+    grouped = tmp_path / "g.jsonl"
+    grouped.write_text('{"id": "a", "group": "g", "language": "go", "code": "func f() {}"}\n')
+    assert load_snippets(grouped) == [("a", "go", "func f() {}")]  # data files keep their own reader
+    for body, message in [('{"language": "go"}', "g2.jsonl:1: missing field 'code'"),
+                          ('{"code": "x", "language": "go", "id": true}', "g2.jsonl:1: field 'id' must be a string"),
+                          ('{"code": "x", "language": "go", "id": 1}\n{"code": "y", "language": "go", "id": "1"}',
+                           "g2.jsonl:2: duplicate id '1' (first on line 1)"), ("", "no records")]:
+        (tmp_path / "g2.jsonl").write_text(body)
+        with pytest.raises(DataError, match=re.escape(message)):
+            load_snippets(tmp_path / "g2.jsonl")

@@ -96,6 +96,24 @@ def code_argument(text: str, what: str) -> str:
     return decode_text(text, what)
 
 
+_CODE_MARKS = frozenset("\n(){};=")
+
+
+def read_code_path(path: str, language: str | None, hint: str, require_language: bool = True) -> tuple[str, str | None]:
+    """(text, language) of the source file ``path`` (:func:`conba.clones.compare.read_code_file`'s checks);
+    when no file of that name exists and the argument reads like code (a line break, brackets, ``;``,
+    ``=``), the one-line error ends with ``hint``, the way to pass code itself to this command."""
+    from conba.clones.compare import read_code_file
+    from conba.errors import SourceError
+
+    try:
+        return read_code_file(path, language=language, require_language=require_language)
+    except SourceError as exc:
+        if not os.path.lexists(path) and _CODE_MARKS.intersection(path):
+            raise SourceError(f"{exc}; it reads like code: {hint}") from None
+        raise
+
+
 def language_option_value(name: str | None, option: str) -> str | None:
     """The normalised language of ``option`` (None when not given); an unknown one is an error, as
     the server's 422, instead of silently matching nothing."""

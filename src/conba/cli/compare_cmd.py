@@ -6,7 +6,7 @@ import json
 
 import click
 
-from conba.cli.common import code_argument, friendly_errors, language_option_value, load, read_stdin
+from conba.cli.common import code_argument, friendly_errors, language_option_value, load, read_code_path, read_stdin
 from conba.cli.options import (
     AliasOption,
     json_flag_option,
@@ -33,7 +33,7 @@ from conba.cli.options import (
 @friendly_errors
 def compare(a: str, b: str, code: bool, language_a: str | None, language_b: str | None, threshold: str,
             as_json: bool, model: str | None, view: str | None, lexical_weight: float | None) -> None:
-    """Compare two files (or, with --code, two snippets): print their score (the dense cosine, fused
+    """Compare two files (or, with --snippets, two snippets): print their score (the dense cosine, fused
     with the lexical cosine of their identifier words at the model's lexical weight) and whether it
     is a clone at the threshold. One of A/B may be - for stdin.
 
@@ -44,7 +44,6 @@ def compare(a: str, b: str, code: bool, language_a: str | None, language_b: str 
       conba compare a.go b.rs --threshold 0.9 --json
     """
     from conba.clones.compare import compare as compare_code
-    from conba.clones.compare import read_code_file
 
     if a == "-" and b == "-":
         raise click.UsageError("only one of A and B can be - (stdin)")
@@ -54,7 +53,9 @@ def compare(a: str, b: str, code: bool, language_a: str | None, language_b: str 
     def get(x: str, lang: str | None, what: str) -> tuple[str, str | None]:
         if x == "-":
             return read_stdin(), lang
-        return (code_argument(x, what), lang) if code else read_code_file(x, language=lang)
+        if code:
+            return code_argument(x, what), lang
+        return read_code_path(x, lang, "to compare snippets, add --snippets")
 
     code_a, lang_a = get(a, language_a, "A")
     code_b, lang_b = get(b, language_b, "B")

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from conba.cli.common import friendly_errors, language_option_value, load, read_stdin
+from conba.cli.common import friendly_errors, language_option_value, load, read_code_path, read_stdin
 from conba.cli.options import (
     batch_size_option,
     engine_option,
@@ -21,7 +21,8 @@ from conba.cli.options import (
 @click.argument("source", default="-")
 @model_option
 @click.option("-l", "--language", default=None,
-              help="Language of a plain code file (default: from its extension) or stdin snippet.")
+              help="Language of a plain code file (default: from its extension), of a stdin snippet, "
+                   "or of JSONL lines without one.")
 @batch_size_option
 @engine_option
 @fast_option
@@ -31,8 +32,9 @@ from conba.cli.options import (
 @friendly_errors
 def encode(source: str, model: str | None, language: str | None, batch_size: int, engine: str, view: str | None,
            plain: bool, output: str) -> None:
-    """Embed code. SOURCE is a grouped JSONL file (one vector per record), a code file, or '-'
-    for one snippet on stdin. Output: JSONL {"id", "language", "embedding"}.
+    """Embed code. SOURCE is a JSONL file of snippets (one vector per line: {"code", "language", "id"},
+    only "code" required; grouped and pair data files too), a code file, or '-' for one snippet on
+    stdin. Output: JSONL {"id", "language", "embedding"}.
 
     \b
     Examples:
@@ -42,17 +44,16 @@ def encode(source: str, model: str | None, language: str | None, batch_size: int
       conba encode data.jsonl --fast     # fastest: -m default-fast --engine onnx
       conba encode src/util.py --view code               # without imports, comments, unused helpers
     """
-    from conba.data import load_records
+    from conba.data import load_snippets
 
     language = language_option_value(language, "--language")
     if source == "-":
         items = [("stdin", language or "", read_stdin())]
     elif source.endswith(".jsonl"):
-        items = [(r.id, r.language, r.code) for r in load_records(source)]
+        items = load_snippets(source, language)
     else:  # the index's checks: unreadable, directory, binary, not UTF-8, too large... (one-line errors)
-        from conba.clones.compare import read_code_file
-
-        text, lang = read_code_file(source, language=language, require_language=False)
+        text, lang = read_code_path(source, language, "to encode a snippet, pipe it to 'conba encode - -l LANG'",
+                                    require_language=False)
         items = [(source, lang or "", text)]
     if not any(code.strip() for _, _, code in items):
         raise click.ClickException(f"{source}: no code to encode")

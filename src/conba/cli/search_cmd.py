@@ -6,7 +6,7 @@ import json
 
 import click
 
-from conba.cli.common import code_argument, friendly_errors, read_stdin
+from conba.cli.common import code_argument, friendly_errors, read_code_path, read_stdin
 from conba.cli.options import (
     AliasOption,
     index_option,
@@ -28,9 +28,7 @@ def read_query(query: str | None, code: str | None, language: str | None) -> tup
         raise click.UsageError("give a QUERY file, - for stdin, or --code '...'")
     if query == "-":
         return read_stdin(), language
-    from conba.clones.compare import read_code_file
-
-    return read_code_file(query, language=language)
+    return read_code_path(query, language, "to search for a snippet, pass it with --code")
 
 
 @click.command("search")

@@ -10,6 +10,7 @@ from conba.data.records import (
     load_many,
     load_pairs,
     load_records,
+    load_snippets,
     normalize_language,
     pairs_to_records,
 )
@@ -17,5 +18,6 @@ from conba.data.subsets import cap_records, subset_groups
 
 __all__ = [
     "LANGUAGES", "CodeRecord", "DataError", "PairExample", "detect_format", "load_grouped",
-    "load_many", "load_pairs", "load_records", "normalize_language", "pairs_to_records", "cap_records", "subset_groups",
+    "load_many", "load_pairs", "load_records", "load_snippets", "normalize_language", "pairs_to_records",
+    "cap_records", "subset_groups",
 ]

@@ -6,6 +6,8 @@ Grouped JSONL (one snippet per line)::
 
 Snippets that share ``group`` are functional clones. The research pair format has one anchor per
 line with its positives and negatives; :func:`pairs_to_records` turns it into grouped records.
+Commands that only read snippets (``conba encode``) also take plain snippet lines, ``group`` and even
+``language`` left out (:func:`load_snippets`).
 """
 
 from __future__ import annotations
@@ -237,4 +239,36 @@ def load_many(paths: Iterable[str | Path], on_unknown: str = "warn") -> list[Cod
     out: list[CodeRecord] = []
     for p in paths:
         out.extend(load_records(p, on_unknown))
+    return out
+
+
+def load_snippets(path: str | Path, language: str | None = None) -> list[tuple[str, str, str]]:
+    """(id, language, code) of every snippet of a JSONL file: grouped or pair format (:func:`load_records`),
+    or plain lines ``{"code": ..., "language": ..., "id": ...}`` where only ``code`` is required
+    (``language`` defaults to ``language``, ``id`` to ``STEM/LINE``)."""
+    path = Path(path)
+    first = next(iter_json_lines(path), None)
+    if first is None:
+        raise DataError(f"{path}: no records (file is empty)")
+    if "group" in first[1] or "positive" in first[1] or "negative" in first[1]:
+        return [(r.id, r.language, r.code) for r in load_records(path)]
+    out: list[tuple[str, str, str]] = []
+    seen: dict[str, int] = {}
+    for lineno, obj in iter_json_lines(path):
+        where = f"{path}:{lineno}"
+        code = _require_str(obj, "code", where, allow_empty=True)
+        if "language" in obj:
+            lang = normalize_language(_require_str(obj, "language", where))
+        elif language:
+            lang = normalize_language(language)
+        else:
+            raise DataError(f"{where}: missing field 'language' (or name one for the whole file with -l LANG)")
+        rid = obj.get("id", f"{path.stem}/{lineno}")
+        if not isinstance(rid, (str, int)) or isinstance(rid, bool):
+            raise DataError(f"{where}: field 'id' must be a string")
+        rid = str(rid)
+        if rid in seen:
+            raise DataError(f"{where}: duplicate id '{rid}' (first on line {seen[rid]})")
+        seen[rid] = lineno
+        out.append((rid, lang, code))
     return out
