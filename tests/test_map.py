@@ -56,6 +56,11 @@ def test_no_targets_means_all_missing():
     assert a.status == ["missing"] * 3 and a.target.tolist() == [-1] * 3
 
 
+def test_no_sources_is_an_empty_assignment():
+    a = assign(np.zeros((0, 4), np.float32), 0.8, 0.02, relax=0.1)
+    assert a.status == [] and a.target.shape == (0,)
+
+
 def test_config_is_checked():
     with pytest.raises(ConfigError, match="margin"):
         MapConfig(margin=-0.1)

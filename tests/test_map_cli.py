@@ -127,6 +127,9 @@ def test_bad_trees_fail_in_one_line(trees, tmp_path):
     (unreadable / "x.py").write_bytes(b"def f():\n    return '\xff\xfe'\n")     # not UTF-8: skipped
     result = run("map", str(unreadable), str(src), "-i", str(tmp_path / "idx2"), "-m", model)
     assert result.exit_code == 1 and "bad" in result.output and "Traceback" not in result.output
+    same = run("map", str(src), str(src), "-i", index)  # one tree on both sides: nothing to port
+    assert same.exit_code == 1 and "every source function is also a target function" in same.output
+    assert "Traceback" not in same.output
     missing = run("map", str(tmp_path / "nope"), str(src), "-i", index)
     assert missing.exit_code == 1 and "nope" in missing.output
     assert run("map", "-i", str(tmp_path / "none"), "--source-lang", "python", "--target-lang", "go").exit_code == 1

@@ -103,7 +103,7 @@ def assign(scores: np.ndarray, threshold: float, margin: float, candidates: int 
     rivals of each other (None: none are)."""
     scores = np.asarray(scores, dtype=np.float32)
     n, m = scores.shape
-    if m == 0:
+    if m == 0 or n == 0:
         return Assignment(np.full(n, -1, dtype=np.int64), np.full(n, np.nan, dtype=np.float32),
                           [MISSING] * n, [""] * n, [[] for _ in range(n)])
     floor = threshold - relax

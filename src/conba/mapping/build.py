@@ -70,7 +70,12 @@ def map_units(idx: Any, source: Sequence[Unit], target: Sequence[Unit], config: 
     else:
         skipped, source, target = 0, list(source), list(target)
     target_set = {u.id for u in target}
-    source = [u for u in source if u.id not in target_set]  # a unit is never its own counterpart
+    own = [u for u in source if u.id not in target_set]  # a unit is never its own counterpart
+    if source and not own:
+        where = (info or {}).get("source", "the source")
+        raise DataError(f"{where}: every source function is also a target function (the two sides overlap): "
+                        "give two different folders, or two languages with --source-lang / --target-lang")
+    source = own
     source_sets = overload_ids(source)
     # an overload scores as its set (conba.source.overloads): a forwarding `diff_main(a, b)` maps with the
     # `diff_main(a, b, flag)` that carries the behaviour
