@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from conba.cli.main import cli
+from conba.errors import ConfigError
 from conba.eval.precision import cross_language_pairs, threshold_for_precision
 
 
@@ -108,13 +109,16 @@ def test_calibrate_refuses_the_shipped_model_without_force(dev):
     ('{"id": "a", "group": "g", "language": "python", "code": "def f(): return 1"}\n'
      '{"id": "b", "group": "h", "language": "java", "code": "int f() { return 2; }"}\n', [],
      "no cross-language clone pairs"),
+    ('{"id": "a", "group": "g", "language": "python", "code": "def f(): return 1"}\n'
+     '{"id": "b", "group": "g", "language": "java", "code": "int f() { return 2; }"}\n', ["--write"],
+     "no cross-language non-clone pairs: every pair is a clone (one group)"),
     ("", ["--precision", "1.5"], "1.5 is not in the range"),
     ("", ["--write"], "not a conba model folder"),
 ])
 def test_calibrate_bad_input_is_one_line(tmp_path, tiny_model, content, args, message):
     path = tmp_path / "dev.jsonl"
     path.write_text(content or '{"id": "a", "group": "g", "language": "python", "code": "x"}\n')
-    model = str(tmp_path) if "--write" in args else tiny_model  # a folder without conba_config.json
+    model = str(tmp_path) if "--write" in args and not content else tiny_model  # a folder without conba_config.json
     res = CliRunner().invoke(cli, ["calibrate", str(path), "-m", model, *args])
     assert res.exit_code != 0
     lines = [line for line in res.output.splitlines() if line.strip() and not line.startswith("Usage")]
@@ -145,10 +149,17 @@ def test_model_clone_threshold_order_and_bad_config(model_copy):
     assert model_clone_threshold(SimpleNamespace(threshold=None)) is None
     path = Path(model_copy) / "conba_config.json"
     config = json.loads(path.read_text())
-    config["clone_threshold"] = {"value": "high"}
-    path.write_text(json.dumps(config))
-    with pytest.raises(ModelError, match="'clone_threshold' must be an object with a numeric 'value'"):
-        load_model(model_copy)
+    for key, bad, message in [("clone_threshold", {"value": "high"}, r"'clone_threshold' must be an object with a "
+                                                                      r"'value' in \[-1, 1\]"),
+                              ("clone_threshold", {"value": 7}, r"'value' in \[-1, 1\]"),
+                              ("threshold", 5, r"'threshold' must be in \[-1, 1\] or null, got 5"),
+                              ("threshold", "x", "model config field 'threshold' must be a number or null, got \"x\""),
+                              ("backbone", {**config["backbone"], "max_length": "x"},
+                               "backbone config field 'max_length' must be an integer, got \"x\"")]:
+        path.write_text(json.dumps({**config, key: bad}))
+        with pytest.raises((ModelError, ConfigError), match=message) as info:
+            load_model(model_copy)
+        assert "conba_config.json" in str(info.value), str(info.value)
 
 
 def test_cross_language_pairs_fuse_the_lexical_scores():

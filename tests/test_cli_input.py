@@ -143,3 +143,15 @@ def test_code_given_where_a_file_goes_gets_a_hint(built, tiny_model, tmp_path):
     missing = str(tmp_path / "gone.py")  # a path that is just missing: no hint
     result = CliRunner().invoke(cli, ["search", missing, "-i", built, "-m", tiny_model])
     assert result.exit_code == 1 and result.output.strip().endswith(f"{missing}: no such file"), result.output
+
+
+def test_encode_output_is_checked_before_the_work(tiny_model, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for output, words in [("", "output file name is empty"), (str(tmp_path), "is a directory; give a file name"),
+                          ("nodir/x.jsonl", "folder nodir does not exist"),
+                          ("afile/x.jsonl", "folder afile is a file, not a folder")]:
+        _fails(["encode", "-", "-m", tiny_model, "-l", "python", "-o", output], words, input=GCD.encode())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # no half-written temporary file anywhere
+    _fails(["clones", "-i", str(tmp_path / "idx"), "-o", "afile/x.jsonl"], "afile is a file, not a folder")

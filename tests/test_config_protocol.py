@@ -104,3 +104,20 @@ def test_float16_delta_round_trips_through_the_fingerprint_check(tmp_path):
         m.head.fc.weight.add_(torch.randn_like(m.head.fc.weight) * 1e-3)
     m.save(tmp_path / "d", dtype="float16")
     assert load_model(tmp_path / "d").fingerprint() == m.fingerprint()
+
+
+@pytest.mark.parametrize("cls,key,bad,words", [
+    (BackboneConfig, "max_length", "x", "must be an integer, got \"x\""),
+    (BackboneConfig, "max_length", True, "must be an integer, got true"),
+    (ModelConfig, "threshold", "high", "must be a number or null, got \"high\""),
+    (ModelConfig, "view", 3, "must be a string, got 3"),
+    (TrainConfig, "lr_head", [1], "must be a number, got list"),
+    (HeadConfig, "use_control", "yes", "must be true or false, got \"yes\""),
+])
+def test_every_config_refuses_a_value_of_the_wrong_type_naming_it_and_the_file(cls, key, bad, words, tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({**cls().to_dict(), key: bad}))
+    with pytest.raises(ConfigError, match=f"^{cls.config_name} field '{key}' {words} in {path}$"):
+        cls.load(path)
+    path.write_text(json.dumps({**cls().to_dict(), "threshold": None} if cls is ModelConfig else cls().to_dict()))
+    cls.load(path)  # null where null is allowed, ints where floats go: fine

@@ -75,6 +75,10 @@ def test_config_validation():
         TrainConfig(train=["x"], tune="half").validate()
     with pytest.raises(ValueError, match="temperature"):
         TrainConfig(train=["x"], temperature=0).validate()
+    with pytest.raises(ValueError, match="max_length must be >= 8 tokens, got 0"):
+        TrainConfig(train=["x"], max_length=0).validate()
+    with pytest.raises(ValueError, match="learning rates must be >= 0, got lr_head -1"):
+        TrainConfig(train=["x"], lr_head=-1).validate()
 
 
 def test_subsets(tiny_data):
@@ -112,7 +116,7 @@ def test_cli_train_and_eval(tiny_backbone, tiny_data, tmp_path):
     assert json.loads(res.output)["classification"]["threshold_source"] == "stored with the model"
 
 
-def test_cli_bad_inputs(tiny_backbone, tmp_path):
+def test_cli_bad_inputs(tiny_backbone, tiny_data, tmp_path):
     runner = CliRunner()
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a", "group": "g", "language": "python", "code": "x"}\n{oops\n')
@@ -128,6 +132,30 @@ def test_cli_bad_inputs(tiny_backbone, tmp_path):
     assert res.exit_code == 1 and "at least 2 languages" in res.output
     res = runner.invoke(cli, ["eval", str(one), "--model", str(tmp_path / "nomodel")])
     assert res.exit_code == 1
+    onegroup = tmp_path / "onegroup.jsonl"  # two languages, one group: clones but no non-clones
+    onegroup.write_text('{"id": "a", "group": "g", "language": "python", "code": "x"}\n'
+                        '{"id": "b", "group": "g", "language": "java", "code": "int x;"}\n')
+    res = runner.invoke(cli, ["eval", str(onegroup), "--model", str(tiny_backbone)])
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert f"{onegroup}: no cross-language clone / not-clone pairs in 2 snippets (1 group(s), 2 language(s))" \
+        in res.output
+    res = runner.invoke(cli, ["train", str(tiny_data[0]), "-D", str(onegroup), "-o", str(tmp_path / "o2"),
+                              "--backbone", str(tiny_backbone)])
+    assert res.exit_code == 1 and f"{onegroup}: no cross-language clone / not-clone pairs" in res.output
+    assert not (tmp_path / "o2" / "training").exists()  # refused before any training
+
+
+def test_eval_checks_its_data_before_encoding(tiny_backbone, tiny_data, tmp_path, monkeypatch):
+    from conba.eval import runner
+
+    calls: list[int] = []
+    monkeypatch.setattr(runner, "embedding_similarity", lambda emb: calls.append(1) or emb @ emb.T)
+    _, dev = tiny_data
+    res = CliRunner().invoke(cli, ["eval", str(dev), "--model", str(tiny_backbone), "-n", "1"])
+    assert res.exit_code == 1 and "(3 records of -n 1): no cross-language clone / not-clone pairs" in res.output
+    assert not calls
+    res = CliRunner().invoke(cli, ["eval", str(dev), "--model", str(tiny_backbone), "-j", str(dev / "x.json")])
+    assert res.exit_code == 1 and f"folder {dev} is a file, not a folder" in res.output and not calls
 
 
 def test_cli_encode_and_help(tiny_backbone, tmp_path, tiny_data):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from conba.cli.common import check_output_file, friendly_errors
+from conba.cli.common import friendly_errors
 from conba.cli.options import (
     index_option,
     lexical_weight_option,
@@ -14,6 +14,7 @@ from conba.cli.options import (
     resolve_model,
     threshold_option,
 )
+from conba.cli.paths import check_output_file
 
 
 @click.command("clones")

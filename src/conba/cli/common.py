@@ -8,7 +8,6 @@ import os
 import sys
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import click
@@ -120,19 +119,3 @@ def language_option_value(name: str | None, option: str) -> str | None:
     from conba.source.languages import check_language
 
     return check_language(name, option)
-
-
-def check_output_file(output: str, index_dir: str, example: str = "clones.html") -> None:
-    """Fail before the work when the output cannot be a file, or would be inside the index folder
-    (writing there could overwrite the index's own database)."""
-    if output == "-":
-        return
-    path = Path(output)
-    folder = Path(index_dir).resolve()
-    target = path.resolve()
-    if target == folder or folder in target.parents:
-        raise click.ClickException(f"{output}: is inside the index folder {index_dir}; write the report elsewhere")
-    if path.is_dir():
-        raise click.ClickException(f"{output}: is a directory; give a file name, e.g. {path / example}")
-    if not path.parent.is_dir():
-        raise click.ClickException(f"{output}: folder {path.parent} does not exist")

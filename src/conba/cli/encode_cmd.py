@@ -6,7 +6,13 @@ import json
 
 import click
 
-from conba.cli.common import friendly_errors, language_option_value, load, read_code_path, read_stdin
+from conba.cli.common import (
+    friendly_errors,
+    language_option_value,
+    load,
+    read_code_path,
+    read_stdin,
+)
 from conba.cli.options import (
     batch_size_option,
     engine_option,
@@ -15,6 +21,7 @@ from conba.cli.options import (
     output_file_option,
     view_option,
 )
+from conba.cli.paths import check_output_file
 
 
 @click.command("encode")
@@ -47,6 +54,7 @@ def encode(source: str, model: str | None, language: str | None, batch_size: int
     from conba.data import load_snippets
 
     language = language_option_value(language, "--language")
+    check_output_file(output, None, "vectors.jsonl")
     if source == "-":
         items = [("stdin", language or "", read_stdin())]
     elif source.endswith(".jsonl"):

@@ -66,7 +66,9 @@ def eval_cmd(data: Path, model: str | None, view: str | None, json_out: Path | N
     calib = load_records(calibrate) if calibrate else None
     m = load(model, view).to(resolve_device(device))
     result = evaluate(records, m, tfidf=not no_tfidf, calibration=calib, batch_size=batch_size,
-                      progress=progress, seed=seed, lexical_weight=lexical_weight)
+                      progress=progress, seed=seed, lexical_weight=lexical_weight,
+                      where=str(data) + (f" ({len(records)} records of -n {limit})" if limit else ""),
+                      calibration_where=str(calibrate))
     result = {"data": str(data), "model": resolve_model_name(model), "view": m.view, **result}
     if json_out:
         write_json_atomic(json_out, result)

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import click
 
-from conba.cli.common import check_output_file, friendly_errors, show_progress
+from conba.cli.common import friendly_errors, show_progress
 from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
 from conba.cli.options import lexical_weight_option, model_option, output_file_option, progress_option
+from conba.cli.paths import check_output_file
 from conba.mapping.config import DEFAULT_CONTRAST, DEFAULT_MARGIN, DEFAULT_PATH_WEIGHT, DEFAULT_RELAX, ONLY
 
 SUMMARY_FILES = 40  # per-file lines of the stderr summary (least covered first)

@@ -150,12 +150,21 @@ def device_option(f: Callable | None = None, *, help: str = "Where to run the mo
     return deco(f) if f is not None else deco
 
 
+def _writable_json_out(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """-j FILE checked when the command line is read, not after the work it reports."""
+    if value is not None:
+        from conba.cli.paths import check_output_file
+
+        check_output_file(str(value), None, "result.json")
+    return value
+
+
 def json_out_option(f: Callable | None = None, *, help: str = "Also write every number to this JSON file.") -> Callable:
     """``-j/--json-out FILE``: a file; ``--json`` is always the flag "print JSON"."""
 
     def deco(g: Callable) -> Callable:
         return click.option("-j", "--json-out", "json_out", type=click.Path(dir_okay=False, path_type=Path),
-                            default=None, metavar="FILE", help=help)(g)
+                            default=None, metavar="FILE", help=help, callback=_writable_json_out)(g)
 
     return deco(f) if f is not None else deco
 

@@ -37,6 +37,9 @@ def calibrate(records: list[CodeRecord], model: Any, target: float, sources: Seq
     scores, labels = cross_language_pairs(emb, groups, languages, lexical=lexical, lexical_weight=weight)
     if not labels.any():
         raise ConfigError("no cross-language clone pairs: no group has records in two languages")
+    if labels.all():
+        raise ConfigError("no cross-language non-clone pairs: every pair is a clone (one group); a precision "
+                          "needs two or more groups")
     found = threshold_for_precision(scores, labels, target)
     return {"value": round(found.threshold, 6), "precision": round(found.precision, 4),
             "recall": round(found.recall, 4), "target_precision": float(target), "pairs": int(labels.size),

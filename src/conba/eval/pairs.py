@@ -14,7 +14,7 @@ from sklearn.metrics import accuracy_score, precision_recall_curve, precision_re
 
 from conba.data.records import DataError
 
-__all__ = ["balanced_pairs", "calibrate_threshold", "classification_metrics"]
+__all__ = ["balanced_pairs", "calibrate_threshold", "classification_metrics", "require_clone_pairs"]
 
 
 def label_codes(values: Sequence[str]) -> np.ndarray:
@@ -66,6 +66,16 @@ def balanced_pairs(
         rows_j += [int(pos_pool[rng.integers(pos_pool.size)]), int(neg_pool[rng.integers(neg_pool.size)])]
     labels = np.tile(np.array([1, 0], dtype=np.int64), len(rows_i) // 2)
     return np.asarray(rows_i, dtype=np.int64), np.asarray(rows_j, dtype=np.int64), labels
+
+
+def require_clone_pairs(groups: Sequence[str], languages: Sequence[str], where: str) -> None:
+    """:class:`DataError` (naming ``where``) unless :func:`balanced_pairs` finds pairs in these records: a group
+    with snippets in two languages, and another group. Checked before any encoding or training, so a dev
+    or calibration file that cannot give a clone threshold fails at once, not after the work."""
+    if not groups or not len(balanced_pairs(groups, languages)[0]):
+        raise DataError(f"{where}: no cross-language clone / not-clone pairs in {len(groups)} snippets "
+                        f"({len(set(groups))} group(s), {len(set(languages))} language(s)); a clone threshold "
+                        "needs a group with snippets in two languages, and another group")
 
 
 def check_scores(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

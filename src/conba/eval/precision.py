@@ -35,6 +35,8 @@ def threshold_for_precision(scores: np.ndarray, labels: np.ndarray, target: floa
     scores, labels = check_scores(scores, labels)
     if not labels.any():
         raise ConfigError("no clone pairs (label 1): cannot measure precision")
+    if labels.all():
+        raise ConfigError("no non-clone pairs (label 0): every threshold has precision 1")
     precision, recall, thresholds = precision_recall_curve(labels, scores)
     precision, recall = precision[:-1], recall[:-1]  # the last point (recall 0) has no threshold
     ok = np.flatnonzero(precision >= target)

@@ -11,7 +11,7 @@ import numpy as np
 from conba.data import CodeRecord
 from conba.data.records import DataError
 from conba.eval.metrics import cross_language_retrieval, embedding_similarity
-from conba.eval.pairs import balanced_pairs, calibrate_threshold, classification_metrics
+from conba.eval.pairs import balanced_pairs, calibrate_threshold, classification_metrics, require_clone_pairs
 from conba.eval.tfidf import tfidf_similarity
 
 
@@ -38,8 +38,10 @@ def _pair_scores(emb: np.ndarray, records: list[CodeRecord], seed: int, weight: 
 
 def evaluate(records: list[CodeRecord], model: Any, *, tfidf: bool = True,
              calibration: list[CodeRecord] | None = None, batch_size: int = 32,
-             progress: bool | None = None, seed: int = 0, lexical_weight: float | None = None) -> dict:
-    """Evaluate ``model`` (anything with ``encode(codes, languages=...)``) on grouped records.
+             progress: bool | None = None, seed: int = 0, lexical_weight: float | None = None,
+             where: str = "evaluation data", calibration_where: str = "calibration data") -> dict:
+    """Evaluate ``model`` (anything with ``encode(codes, languages=...)``) on grouped records (``where`` and
+    ``calibration_where`` name them in errors).
 
     ``lexical_weight`` (default: the model's): above 0, ``conba`` is the fused score (retrieval and
     clone pairs; lexical document frequencies counted over the records) and ``dense`` the cosine alone."""
@@ -47,10 +49,13 @@ def evaluate(records: list[CodeRecord], model: Any, *, tfidf: bool = True,
 
     weight = check_weight(getattr(model, "lexical_weight", 0.0) if lexical_weight is None else lexical_weight)
     if len({r.language for r in records}) < 2:
-        raise DataError("evaluation needs records in at least 2 languages")
+        raise DataError(f"{where}: evaluation needs records in at least 2 languages")
     codes = [r.code for r in records]
     groups = [r.group for r in records]
     langs = [r.language for r in records]
+    require_clone_pairs(groups, langs, where)  # before encoding: the clone metrics need such pairs
+    if calibration:
+        require_clone_pairs([r.group for r in calibration], [r.language for r in calibration], calibration_where)
     t0 = time.time()
     emb = model.encode(codes, languages=langs, batch_size=batch_size, show_progress_bar=progress)
     encode_s = time.time() - t0

@@ -172,10 +172,13 @@ def load_folder(cls: type[ConbaModel], directory: str | Path) -> ConbaModel:
     except ConfigError as exc:
         raise ModelError(f"{cfg_path}: {exc}") from None
     calibrated = model.clone_threshold = config.clone_threshold
-    if calibrated is not None and not (isinstance(calibrated, dict)
-                                       and isinstance(calibrated.get("value"), (int, float))):
-        raise ModelError(f"{cfg_path}: 'clone_threshold' must be an object with a numeric 'value'; "
+    value = calibrated.get("value") if isinstance(calibrated, dict) else None
+    if calibrated is not None and not (isinstance(value, (int, float)) and not isinstance(value, bool)
+                                       and -1.0 <= value <= 1.0):
+        raise ModelError(f"{cfg_path}: 'clone_threshold' must be an object with a 'value' in [-1, 1]; "
                          "re-run `conba calibrate --write`")
+    if config.threshold is not None and not -1.0 <= config.threshold <= 1.0:  # scores are cosines
+        raise ModelError(f"{cfg_path}: 'threshold' must be in [-1, 1] or null, got {config.threshold}")
     if (directory / "prune").is_dir():
         try:
             model.pruner = load_pruner(directory / "prune")

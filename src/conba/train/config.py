@@ -85,6 +85,11 @@ class TrainConfig(JsonConfig):
             raise ConfigError(f"loss must be one of {LOSSES}, got '{self.loss}'")
         if self.temperature <= 0:
             raise ConfigError("temperature must be > 0")
+        if self.max_length < 8:
+            raise ConfigError(f"max_length must be >= 8 tokens, got {self.max_length}")
+        if min(self.lr_head, self.lr_backbone) < 0:
+            raise ConfigError(f"learning rates must be >= 0, got lr_head {self.lr_head}, "
+                              f"lr_backbone {self.lr_backbone}")
         if self.steps_per_epoch < 0:
             raise ConfigError("steps_per_epoch must be >= 0")
         if self.epochs < 1:
@@ -107,7 +112,10 @@ class TrainConfig(JsonConfig):
     @classmethod
     def upgrade(cls, data: dict) -> dict:
         """Configs saved before ``use_state`` existed: their ``use_feedback=False`` removed the whole
-        state path, and their heads had no residual and a dense A."""
+        state path, and their heads had no residual and a dense A; their ``control_codes`` was a boolean
+        (true: the offset codes)."""
+        if isinstance(data.get("control_codes"), bool):
+            data["control_codes"] = "offset" if data["control_codes"] else "none"
         if "use_state" not in data:
             data["use_state"] = data.get("use_feedback", True)
             data.setdefault("residual", False)

@@ -19,7 +19,7 @@ from conba.data import CodeRecord, cap_records, load_many, subset_groups
 from conba.encoder.backbone import BackboneConfig
 from conba.errors import UsageError
 from conba.eval.metrics import records_map_at_r
-from conba.eval.pairs import balanced_pairs, calibrate_threshold
+from conba.eval.pairs import balanced_pairs, calibrate_threshold, require_clone_pairs
 from conba.heads import HeadConfig, run_prefixed
 from conba.model import ConbaModel
 from conba.settings import default_cache_dir, resolve_device
@@ -50,6 +50,9 @@ class Trainer:
         self.train_records = cap_records(load_many(config.train), config.max_per_group_language, config.seed)
         dev = load_many(config.dev) if config.dev else []
         self.dev_records = subset_groups(dev, config.dev_limit, config.seed)
+        if self.dev_records:  # the saved model's threshold is calibrated on them: fail now, not after training
+            require_clone_pairs([r.group for r in self.dev_records], [r.language for r in self.dev_records],
+                                ", ".join(config.dev))
         if config.view != "raw":  # the model learns on what encode() will show it
             self.train_records = self._viewed(self.train_records, "train")
             self.dev_records = self._viewed(self.dev_records, "dev")

@@ -4,6 +4,7 @@ naming the key and the file, never silently dropped."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import asdict, fields
 from pathlib import Path
@@ -26,6 +27,33 @@ def known_keys(cls: type, data: Mapping[str, Any], what: str, source: str | Path
         raise ConfigError(f"unknown {what} key{'s' if len(unknown) > 1 else ''} {keys}{_in(source)} "
                           f"(known: {', '.join(known)})")
     return dict(data)
+
+
+# The scalar annotations a saved config can hold, and what JSON value each accepts (a bool is not a number
+# here, an int is a float); other annotations (dicts, lists, unions of several types) are left to ``checked``.
+_SCALARS: dict[str, tuple[str, Any]] = {
+    "int": ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "float": ("a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)),
+    "bool": ("true or false", lambda v: isinstance(v, bool)),
+    "str": ("a string", lambda v: isinstance(v, str)),
+}
+
+
+def check_scalar_types(cls: type, data: Mapping[str, Any], what: str, source: str | Path | None = None) -> None:
+    """ConfigError("{what} field 'max_length' must be an integer, got \"x\" in FILE") for a value of the wrong
+    JSON type in a field annotated ``int``, ``float``, ``bool`` or ``str`` (``| None``: null allowed too)."""
+    for f in fields(cls):
+        if f.name not in data:
+            continue
+        kind = str(f.type).replace(" ", "")
+        optional = kind.endswith("|None")
+        name, test = _SCALARS.get(kind.removesuffix("|None"), (None, None))
+        value = data[f.name]
+        if test is None or (optional and value is None) or test(value):
+            continue
+        shown = json.dumps(value) if not isinstance(value, (dict, list)) else type(value).__name__
+        raise ConfigError(f"{what} field '{f.name}' must be {name}{' or null' if optional else ''}, got {shown}"
+                          f"{_in(source)}")
 
 
 def _in(source: str | Path | None) -> str:
@@ -58,7 +86,9 @@ class JsonConfig:
         """Build from a dict; ``source`` (the file it came from) is named in errors."""
         d = known_keys(cls, data, cls.config_name, source)
         try:
-            return cls(**cls.upgrade(d)).checked()
+            d = cls.upgrade(d)
+            check_scalar_types(cls, d, cls.config_name)
+            return cls(**d).checked()
         except ConfigError as exc:
             if source is None:
                 raise
