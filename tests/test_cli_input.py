@@ -155,3 +155,21 @@ def test_encode_output_is_checked_before_the_work(tiny_model, tmp_path, monkeypa
         _fails(["encode", "-", "-m", tiny_model, "-l", "python", "-o", output], words, input=GCD.encode())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # no half-written temporary file anywhere
     _fails(["clones", "-i", str(tmp_path / "idx"), "-o", "afile/x.jsonl"], "afile is a file, not a folder")
+
+
+def test_a_warning_is_one_line(tiny_model, tmp_path):
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "a", "group": "g", "language": "cobol", "code": "DISPLAY 'HI'."}) + "\n")
+    res = CliRunner().invoke(cli, ["encode", str(data), "-m", tiny_model])
+    assert res.exit_code == 0, res.output
+    warning = [line for line in res.output.splitlines() if "cobol" in line and not line.startswith("{")]
+    assert len(warning) == 1 and warning[0].startswith("Warning: ") and "UserWarning" not in res.output, res.output
+
+
+def test_search_says_when_the_index_lacks_the_result_language(built, tiny_model):
+    res = CliRunner().invoke(cli, ["search", "--code", GCD, "--query-language", "python", "--result-language", "rust",
+                                   "-i", built, "-m", tiny_model])
+    assert res.exit_code == 0 and "no results: the index holds no rust functions (it has cpp, go, " in res.output
+    for command in (["search", "--code", GCD], ["clones"]):
+        res = CliRunner().invoke(cli, [*command, "-k", "0", "-i", built])
+        assert res.exit_code == 2 and "'-k' / '--neighbors': 0 is not in the range x>=1" in res.output, res.output

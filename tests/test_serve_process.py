@@ -153,3 +153,20 @@ def test_serve_help_names_the_token_env():
 
     out = CliRunner().invoke(cli, ["serve", "--help"])
     assert out.exit_code == 0 and "CONBA_TOKEN" in out.output and "127.0.0.1" in out.output
+
+
+def test_serve_on_a_busy_port_is_a_one_line_error_before_the_model_loads(tmp_path):
+    import socket
+
+    from click.testing import CliRunner
+
+    from conba.cli.main import cli
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = str(taken.getsockname()[1])
+        res = CliRunner().invoke(cli, ["serve", "--port", port, "-i", str(tmp_path / "no-index"),
+                                       "-m", str(tmp_path / "no-model")])  # neither is looked at
+    assert res.exit_code == 1 and "Traceback" not in res.output, res.output
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use; is another server there?" in res.output

@@ -9,6 +9,7 @@ from conba.cli.options import (
     index_option,
     lexical_weight_option,
     model_option,
+    neighbors_option,
     output_file_option,
     resolve_index_dir,
     resolve_model,
@@ -27,8 +28,7 @@ from conba.cli.paths import check_output_file
 @click.option("--min-lines", default=1, show_default=True, help="Ignore functions shorter than this.")
 @click.option("--keep-trivial", is_flag=True,
               help="Keep trivial functions (near-empty bodies, one-line getters/setters, tests); skipped by default.")
-@click.option("-k", "--neighbors", default=10, show_default=True,
-              help="Nearest neighbours per function in the kNN graph.")
+@neighbors_option("Nearest neighbours per function in the kNN graph.")
 @click.option("--grouping", type=click.Choice(["communities", "components"]), default="communities",
               show_default=True, help="communities: classes whose members are similar to each other; "
                                       "components: connected components of the pair graph (these chain).")

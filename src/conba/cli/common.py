@@ -63,6 +63,8 @@ def friendly_errors(f: Callable) -> Callable:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("default")
+                if not debug_mode():  # a warning is one line for people, as an error is
+                    warnings.showwarning = _warning_line
                 return f(*args, **kwargs)
         except click.ClickException:
             raise
@@ -73,6 +75,12 @@ def friendly_errors(f: Callable) -> Callable:
             raise click.ClickException(message) from None
 
     return wrapper
+
+
+def _warning_line(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """``Warning: MESSAGE`` on stderr, without the source file and line of Python's own format."""
+    click.echo(f"Warning: {message}", err=True)
 
 
 def show_progress(progress: bool | None = None) -> bool:

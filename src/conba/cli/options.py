@@ -229,6 +229,16 @@ def seed_option(f: Callable | None = None, *, default: int = 0, help: str = "Ran
     return deco(f) if f is not None else deco
 
 
+def neighbors_option(help: str) -> Callable:
+    """``-k/--neighbors N``: how many nearest neighbours (at least 1; default 10)."""
+
+    def deco(g: Callable) -> Callable:
+        return click.option("-k", "--neighbors", "neighbors", type=click.IntRange(1), default=10, show_default=True,
+                            metavar="N", help=help)(g)
+
+    return deco
+
+
 def batch_size_option(f: Callable | None = None, *, default: int | None = 32,
                       help: str = "Snippets per encoder batch.") -> Callable:
     """``-b/--batch-size N``: snippets per encoder batch (encoding, never a training batch)."""

@@ -12,6 +12,7 @@ from conba.cli.options import (
     index_option,
     lexical_weight_option,
     model_option,
+    neighbors_option,
     resolve_index_dir,
     resolve_model,
     view_option,
@@ -34,7 +35,7 @@ def read_query(query: str | None, code: str | None, language: str | None) -> tup
 @click.command("search")
 @click.argument("query", required=False)
 @click.option("-c", "--code", default=None, help="The snippet to search for, inline.")
-@click.option("-k", "--neighbors", "k", default=10, show_default=True, help="Number of results (nearest neighbours).")
+@neighbors_option("Number of results (nearest neighbours).")
 @click.option("--result-language", "language", cls=AliasOption, aliases=["-l", "--language"], default=None,
               metavar="LANG", help="Only return functions in this language.")
 @click.option("--query-language", default=None,
@@ -47,7 +48,7 @@ def read_query(query: str | None, code: str | None, language: str | None) -> tup
 @view_option
 @lexical_weight_option
 @friendly_errors
-def search(query: str | None, code: str | None, k: int, language: str | None, query_language: str | None,
+def search(query: str | None, code: str | None, neighbors: int, language: str | None, query_language: str | None,
            fmt: str, show_code: bool, index_dir: str | None, model: str | None, view: str | None,
            lexical_weight: float | None) -> None:
     """Find the indexed functions most similar to a snippet. QUERY is a source file, or - for
@@ -71,9 +72,12 @@ def search(query: str | None, code: str | None, k: int, language: str | None, qu
         raise click.ClickException(f"{query or '--code'}: the query is empty")
     with Index(resolve_index_dir(index_dir), model=resolve_model(model), create=False, view=view,
                lexical_weight=lexical_weight) as idx:
-        hits = idx.search(snippet, k=k, language=language, query_language=qlang)
+        hits = idx.search(snippet, k=neighbors, language=language, query_language=qlang)
+        held = idx.stats()["languages"] if not hits and language else {}
     if not hits:
-        click.echo("no results", err=True)
+        lacking = language and held and language not in held
+        click.echo(f"no results: the index holds no {language} functions (it has "
+                   f"{', '.join(sorted(held))})" if lacking else "no results", err=True)
     for rank, hit in enumerate(hits, 1):
         if fmt == "plain":
             click.echo(plain_hit(rank, hit))

@@ -72,10 +72,14 @@ def serve(index_dir: str | None, model: str | None, engine: str | None, host: st
     try:
         from conba.serve.app import create_app
         from conba.serve.limits import Limits
-        from conba.serve.server import run
+        from conba.serve.server import check_port, run
     except ImportError as exc:
         raise click.ClickException(f"conba serve needs FastAPI and uvicorn ({exc.name} is missing): "
                                    "pip install 'conba[serve]'") from None
+    try:
+        check_port(host, port)
+    except OSError as exc:
+        raise click.ClickException(str(exc)) from None
     if not _is_loopback(host) and not token:
         click.echo(f"warning: serving on {host} without --token: anyone who can reach it can use it", err=True)
     limits = Limits(max_body_bytes=parse_size(max_body), max_snippets=max_snippets, max_chars=max_chars)

@@ -114,8 +114,8 @@ def load_hf(name_or_path: str):
             raise BackboneError(f"{path}: not a loadable Hugging Face model folder ({exc})") from None
         raise BackboneError(
             f"could not load '{name_or_path}' from the Hugging Face hub (offline, or no such model). "
-            f"Download it where you have access and pass the local folder instead, e.g. "
-            f"--backbone /models/{path.split('/')[-1]}; the embedded default needs no network."
+            f"Download it where you have access and pass its local folder instead of the name, e.g. "
+            f"/models/{path.split('/')[-1]}; the embedded default needs no network."
         ) from None
     return tokenizer, model
 

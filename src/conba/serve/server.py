@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import socket
 import threading
 import time
@@ -21,6 +22,25 @@ def run(app: Any, host: str = "127.0.0.1", port: int = 8000, log_level: str = "i
     import uvicorn
 
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=access_log)
+
+
+def check_port(host: str, port: int) -> None:
+    """OSError naming ``host:port`` when a server could not listen there (in use, no such address), found
+    before the model is loaded rather than by uvicorn after it. Port 0 (any free one) always passes."""
+    if not port:
+        return
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise OSError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: TIME_WAIT is no obstacle
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            hint = "; is another server there? pick another --port" if exc.errno == errno.EADDRINUSE else ""
+            raise OSError(f"cannot listen on {host}:{port}: {exc.strerror}{hint}") from None
 
 
 class BackgroundServer:
