@@ -50,6 +50,9 @@ def test_bad_utf8_and_missing_and_empty(tmp_path):
         load_records(write(tmp_path, [""], "e.jsonl"))
     with pytest.raises(DataError, match="is a directory"):
         load_records(tmp_path)
+    bom = tmp_path / "bom.jsonl"  # a byte-order mark before the first line is no error
+    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps(REC).encode() + b"\n")
+    assert [r.id for r in load_records(bom)] == ["a"]
 
 
 def test_unknown_language_reported_not_dropped(tmp_path):

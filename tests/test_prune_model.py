@@ -342,6 +342,8 @@ def test_prune_set_cli(model, tmp_path):
         assert res.exit_code != 0 and msg in res.output and "Traceback" not in res.output, res.output
     res = CliRunner().invoke(cli, ["prune", "set", str(tmp_path), "-r", "0.5"])
     assert res.exit_code != 0 and "no prune/ folder" in res.output
+    res = CliRunner().invoke(cli, ["prune", "set", str(tmp_path / "nope"), "-r", "0.5"])
+    assert res.exit_code != 0 and "nope: no such model folder" in res.output
 
 
 def test_shipped_default_pruner_matches_the_shipped_default_model():

@@ -116,6 +116,8 @@ def set_(model_dir: Path, keep_ratio: float | None, layers: str) -> None:
     from conba.encoder.sdtp.scorer import load_pruner, retarget_pruner, save_pruner
 
     folder = model_dir / "prune"
+    if not model_dir.is_dir():
+        raise click.ClickException(f"{model_dir}: no such model folder")
     if not folder.is_dir():
         raise click.ClickException(f"{model_dir}: no prune/ folder (make one with `conba prune train`)")
     if keep_ratio is None and not layers.strip():

@@ -69,7 +69,7 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, dict]]:
     with open(path, "rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
             try:
-                line = raw.decode("utf-8")
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")  # a BOM, as editors on Windows write
             except UnicodeDecodeError as exc:
                 raise DataError(f"{path}:{lineno}: not valid UTF-8 ({exc.reason})") from None
             if not line.strip():
