@@ -6,6 +6,10 @@ method) and prints, per ordered pair and over all queries, the mean difference o
 queries each side wins.
 
     python scripts/pair_significance.py /tmp/r/alg.json --method conba --baseline zero-shot
+    python scripts/pair_significance.py /tmp/r/alg-fast.json --baseline conba --baseline-from /tmp/r/alg.json
+
+(``--baseline-from``: the baseline's scores come from another run's JSON over the same groups, e.g. a
+student against its teacher.)
 """
 
 from __future__ import annotations
@@ -22,17 +26,23 @@ def main() -> None:
     ap.add_argument("result", type=Path, help="JSON written by `conba eval-repo -j`")
     ap.add_argument("--method", default="conba")
     ap.add_argument("--baseline", default="zero-shot")
+    ap.add_argument("--baseline-from", type=Path, help="eval-repo JSON holding the baseline (default: RESULT)")
     ap.add_argument("--samples", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    per_query = json.loads(args.result.read_text())["per_query"]
-    for name in (args.method, args.baseline):
+    sources = {"method": (args.result, args.method), "baseline": (args.baseline_from or args.result, args.baseline)}
+    score = {}
+    for side, (path, name) in sources.items():
+        per_query = json.loads(path.read_text())["per_query"]
         if name not in per_query:
-            raise SystemExit(f"{args.result}: no per-query scores of '{name}' (has: {', '.join(per_query)})")
-    score = {m: {(q["pair"], q["file"]): q["map_at_r"] for q in per_query[m]} for m in (args.method, args.baseline)}
+            raise SystemExit(f"{path}: no per-query scores of '{name}' (has: {', '.join(per_query)})")
+        score[side] = {(q["pair"], q["file"]): q["map_at_r"] for q in per_query[name]}
+    args.method, args.baseline = "method", "baseline"
+    print(f"method: {sources['method'][1]} of {sources['method'][0]}; baseline: {sources['baseline'][1]} of "
+          f"{sources['baseline'][0]}")
     keys = sorted(set(score[args.method]) & set(score[args.baseline]))
     pairs = sorted({p for p, _ in keys})
-    print(f"{args.result}: {args.method} - {args.baseline}, AP@R per query, paired bootstrap "
+    print("method - baseline, AP@R per query, paired bootstrap "
           f"({args.samples} resamples, seed {args.seed})")
     print(f"{'pair':22s} {'queries':>7s} {'diff':>7s}  {'95% interval':>17s}  wins/losses  beyond chance")
     for pair in [*pairs, "all"]:
