@@ -173,3 +173,12 @@ def test_search_says_when_the_index_lacks_the_result_language(built, tiny_model)
     for command in (["search", "--code", GCD], ["clones"]):
         res = CliRunner().invoke(cli, [*command, "-k", "0", "-i", built])
         assert res.exit_code == 2 and "'-k' / '--neighbors': 0 is not in the range x>=1" in res.output, res.output
+
+
+def test_a_typo_of_a_shipped_model_name_is_named_at_once():
+    import time
+
+    start = time.time()
+    _fails(["compare", "--snippets", "x = 1", "y = 2", "-m", "defualt"],
+           "unknown model 'defualt': no such folder; did you mean 'default'?")
+    assert time.time() - start < 20  # no Hugging Face hub retries first

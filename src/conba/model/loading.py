@@ -9,6 +9,8 @@ from conba.encoder.backbone import BackboneError
 from conba.model.core import CONFIG_NAME, DEFAULT_FAST_DIR, DEFAULT_MODEL_DIR, DEFAULT_SDTP_DIR, ConbaModel, ModelError
 from conba.utils.io import existing_dir
 
+SHIPPED_NAMES = ("default", "default-fast", "default-sdtp", "zero-shot")
+
 
 def load_model(name_or_path: str | Path = "default", prune: bool = True) -> ConbaModel:
     """Load a conba model folder, the shipped ``default``, or a bare HF encoder (``zero-shot``:
@@ -44,6 +46,13 @@ def _load_model(name_or_path: str | Path) -> ConbaModel:
         return ConbaModel.load(path)
     if path.exists() and not (path / "config.json").exists():
         raise ModelError(f"{path}: neither a conba model folder nor a Hugging Face model folder")
+    if not path.exists():  # a typo of a shipped name is no hub id: say so now, not after the hub's retries
+        import difflib
+
+        close = difflib.get_close_matches(name, SHIPPED_NAMES, n=1, cutoff=0.75)
+        if close:
+            raise ModelError(f"unknown model '{name}': no such folder; did you mean '{close[0]}'? "
+                             f"(shipped: {', '.join(SHIPPED_NAMES)})")
     try:
         return ConbaModel.create(name)
     except BackboneError as exc:
