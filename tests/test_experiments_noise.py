@@ -115,6 +115,9 @@ def test_run_noise_bad_input(records, tmp_path):
         run_noise(HashModel(), records, tmp_path, levels=(1.5,), progress=False)
     with pytest.raises(ValueError, match="2 languages"):
         run_noise(HashModel(), [r for r in records if r.language == "python"], tmp_path, progress=False)
+    one_group = [r for r in records if r.group == records[0].group]  # clones, but nothing that is not one
+    with pytest.raises(ValueError, match="d.jsonl: no cross-language clone / not-clone pairs"):
+        run_noise(HashModel(), one_group, tmp_path, progress=False, data_name="d.jsonl")
 
 
 def test_parallel_perturbation_matches_serial(tmp_path):

@@ -77,6 +77,10 @@ def test_prepare_is_seed_independent_and_content_named(tmp_path):
     c = prepare(ExperimentConfig(train=[str(tr)], dev=[str(dv)], work=str(tmp_path / "w"), cap=2),
                 log=lambda m: None)
     assert c.train_path != a.train_path
+    one = tmp_path / "one_dev.jsonl"
+    one.write_text("".join(line + "\n" for line in dv.read_text().splitlines()[:3]))  # one group
+    with pytest.raises(ValueError, match="one_dev.jsonl: no cross-language clone / not-clone pairs"):
+        prepare(ExperimentConfig(train=[str(tr)], dev=[str(one)], work=str(tmp_path / "w"), cap=1), log=lambda m: None)
 
 
 def records(groups=4, langs=("java", "python", "cpp")):

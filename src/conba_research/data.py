@@ -17,6 +17,7 @@ from pathlib import Path
 
 from conba.data import CodeRecord, cap_records, load_many, load_records, subset_groups
 from conba.data.records import DataError
+from conba.eval.pairs import require_clone_pairs
 from conba.utils.io import write_text_atomic
 from conba_research.config import ExperimentConfig
 
@@ -82,6 +83,7 @@ def prepare(cfg: ExperimentConfig, log=print) -> Prepared:
         recs = subset_groups(load_records(path), cfg.dev_limit, cfg.data_seed)
         if len({r.language for r in recs}) < 2:
             raise DataError(f"{path}: an evaluation set needs records in at least 2 languages")
+        require_clone_pairs([r.group for r in recs], [r.language for r in recs], str(path))  # clone F1 needs them
         prepared.eval_sets.append(EvalSet(name, write_subset(recs, folder, name), recs, str(path)))
     log(f"data: train {len(train)} snippets ({len({r.group for r in train})} groups); "
         + ", ".join(f"{s.name} {len(s.records)}" for s in prepared.eval_sets))

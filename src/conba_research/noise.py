@@ -30,7 +30,7 @@ from conba.data import CodeRecord
 from conba.data.records import DataError
 from conba.errors import ConfigError
 from conba.eval.metrics import cross_language_retrieval
-from conba.eval.pairs import balanced_pairs, calibrate_threshold, classification_metrics
+from conba.eval.pairs import balanced_pairs, calibrate_threshold, classification_metrics, require_clone_pairs
 from conba.utils.cache import ChunkedArrays, sequence_key
 
 DEFAULT_LEVELS = (0.05, 0.10, 0.15, 0.20)
@@ -122,6 +122,7 @@ def run_noise(model: Any, records: list[CodeRecord], out_dir: str | Path, *,
     groups, langs = [r.group for r in records], [r.language for r in records]
     if len(set(langs)) < 2:
         raise DataError("the noise experiment needs records in at least 2 languages")
+    require_clone_pairs(groups, langs, data_name or "the noise experiment's data")  # before any encoding
     out_dir = Path(out_dir)
     scratch = None
     if hasattr(model, "fingerprint"):
