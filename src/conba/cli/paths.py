@@ -26,9 +26,13 @@ def check_output_file(output: str, index_dir: str | None = None, example: str = 
                                        "elsewhere")
     if path.is_dir():
         raise click.ClickException(f"{output}: is a directory; give a file name, e.g. {path / example}")
-    parent = next((p for p in path.parents if p.exists()), None)
-    if parent is not None and parent != path.parent and not parent.is_dir():
-        raise click.ClickException(f"{output}: {parent} is a file, not a folder")
-    if not path.parent.is_dir():
-        what = "is a file, not a folder" if path.parent.exists() else "does not exist"
-        raise click.ClickException(f"{output}: folder {path.parent} {what}")
+    nearest = next(p for p in path.absolute().parents if p.exists())  # the root always exists
+    if not nearest.is_dir():
+        raise click.ClickException(f"{output}: folder {_shown(nearest, path)} is a file, not a folder")
+    if nearest != path.absolute().parent:
+        raise click.ClickException(f"{output}: folder {path.parent} does not exist")
+
+
+def _shown(folder: Path, path: Path) -> Path:
+    """``folder`` (an ancestor of ``path``) as the user wrote it: relative when ``path`` was."""
+    return folder if path.is_absolute() else folder.relative_to(Path.cwd())
