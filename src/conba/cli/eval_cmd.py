@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from pathlib import Path
 
 import click
@@ -69,7 +71,9 @@ def eval_cmd(data: Path, model: str | None, view: str | None, json_out: Path | N
                       progress=progress, seed=seed, lexical_weight=lexical_weight,
                       where=str(data) + (f" ({len(records)} records of -n {limit})" if limit else ""),
                       calibration_where=str(calibrate))
-    result = {"data": str(data), "model": resolve_model_name(model), "view": m.view, **result}
+    result = {"command": shlex.join(["conba", *sys.argv[1:]]), "data": str(data), "model": resolve_model_name(model),
+              "fingerprint": m.fingerprint(), "embedding_fingerprint": m.embedding_fingerprint(), "view": m.view,
+              **result}
     if json_out:
         write_json_atomic(json_out, result)
         click.echo(f"wrote {json_out}", err=True)
