@@ -2,7 +2,7 @@
 
 * Comments: every comment node of the grammar (line, block, doc comments; Ruby ``=begin``).
 * Docstrings (Python): every bare string statement, as the training data's processing removed them
-  (/work/shared/data/README.md "Processing": docstrings and string "block comments").
+  (the data README, ../shared/data/README.md "Processing": docstrings and string "block comments").
 * License header: the paragraphs (runs of comments without a blank line between them) of the
   leading comments, plus a Python module docstring, that mention a copyright or license.
 """

@@ -4,7 +4,7 @@ Removal spans take along a Rust ``#[attribute]`` above the node, a comment that 
 last line, and (for dropped definitions) the comments directly above it on their own lines; a span
 never takes the line break after it. After the cut, lines that the removal emptied are deleted,
 trailing whitespace is stripped, runs of 3+ blank lines become 2, leading and trailing blank lines go,
-and the text ends with one newline (/work/shared/data/README.md "Processing"). Where a removal sat
+and the text ends with one newline (the data README, ../shared/data/README.md "Processing"). Where a removal sat
 between blank lines, the two runs merge into one, and a removal just before a closing brace or
 ``end`` takes the blank lines above it along.
 """
