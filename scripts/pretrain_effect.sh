@@ -9,7 +9,7 @@
 # 2. for the original and the pretrained backbone, identical `conba train` runs (for every mode in
 #    $TUNES), early stopping on ~1.5k atcoder_dev records;
 # 3. conba eval on the whole atcoder_dev; RESULTS_DIR/pretrain_effect.{json,png,md} collect the numbers
-#    (scripts/pretrain_effect_report.py; add --docs DIR to copy them there).
+#    (conba experiment pretrain-report; add --docs DIR to copy them there).
 #
 # Environment (defaults): DATA (../shared/data), BACKBONE (default), DEVICE (cuda), OBJECTIVE (mlm),
 # STEPS (1000), PT_BATCH (64), PT_LEN (256), TUNES ("none full"), EPOCHS (8), PATIENCE (3),
@@ -56,7 +56,6 @@ for tune in $TUNES; do
   done
 done
 
-SCRIPTS=$(cd "$(dirname "$0")" && pwd)
-$PYTHON "$SCRIPTS/pretrain_effect_report.py" "$OUT" \
+$PYTHON -m conba_research.pretrain_report "$OUT" \
   --title "Continued $OBJECTIVE pretraining before contrastive training (full size, $DEVICE)"
 log "done in $(( $(stamp) - t0 ))s; results in $OUT/pretrain_effect.json"

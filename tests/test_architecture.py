@@ -20,7 +20,7 @@ MAX_LINES = 400
 LAYERS: list[set[str]] = [
     {"errors", "utils", "settings", "text"},
     # lexical: identifier-word TF-IDF vectors, the fused score; source: walking, filters, unit extraction,
-    # plain records; augment: perturbations of code (data augmentation, scripts/augment_data.py)
+    # plain records; augment: perturbations of code (data augmentation, conba experiment augment-data)
     {"data", "syntax", "lexical", "source", "augment"},
     {"encoder", "heads"},          # backbone, the one layer loop, SDTP inference (encoder.sdtp); heads
     {"engine"},                    # batching, chunks, precision, ONNX: what ConbaModel.encode runs

@@ -1,8 +1,7 @@
-"""scripts/cpu_training_data.py: the distillation mix (mined functions as units + a seeded contest sample)."""
+"""conba experiment cpu-training-data: the distillation mix (mined functions as units + a seeded contest sample)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -10,10 +9,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("cpu_training_data", ROOT / "scripts" / "cpu_training_data.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from conba_research.builders import cpu_training_data
+
+    return cpu_training_data
 
 
 def _write(path: Path, rows: list[dict]) -> Path:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from pathlib import Path
@@ -45,10 +44,9 @@ def test_units_are_methods_not_classes():
 
 
 def _eval_module():
-    spec = importlib.util.spec_from_file_location("eval_polyglot", ROOT / "scripts" / "eval_polyglot.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from conba_research import polyglot
+
+    return polyglot
 
 
 @pytest.mark.slow

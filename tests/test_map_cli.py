@@ -4,7 +4,6 @@ the HTML report (escaped, and looked at in headless Chromium), POST /map and con
 from __future__ import annotations
 
 import csv
-import importlib.util
 import io
 import json
 from pathlib import Path
@@ -146,9 +145,7 @@ def test_html_report_is_escaped(trees, tmp_path):
     assert "66.7%" in page and "threshold 0.999" in page
 
 
-spec = importlib.util.spec_from_file_location("serve_page_check", ROOT / "scripts" / "serve_page_check.py")
-page_check = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(page_check)
+from conba_research.browser import serve_page as page_check  # noqa: E402
 
 
 @pytest.mark.slow  # a real browser: slow tier, like the other Chromium tests
@@ -156,9 +153,7 @@ spec.loader.exec_module(page_check)
                                                                "chromium-driver")
 def test_html_report_in_chromium(trees, tmp_path):
     pytest.importorskip("selenium")
-    map_check = importlib.util.spec_from_file_location("map_report_check", ROOT / "scripts" / "map_report_check.py")
-    module = importlib.util.module_from_spec(map_check)
-    map_check.loader.exec_module(module)
+    from conba_research.browser import map_report as module
     src, tgt, index, _ = trees
     out = tmp_path / "map.html"
     assert run("map", str(src), str(tgt), "-i", index, "-t", T, "-f", "html", "--output", str(out)).exit_code == 0

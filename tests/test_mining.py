@@ -1,8 +1,7 @@
-"""Mining real code into doc <-> function groups (conba.train.mining, scripts/mine_real_code.py)."""
+"""Mining real code into doc <-> function groups (conba.train.mining, conba experiment mine-real-code)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from pathlib import Path
@@ -223,11 +222,9 @@ def test_undecodable_file_is_skipped(tmp_path):
 
 
 def _script():
-    path = Path(__file__).resolve().parents[1] / "scripts" / "mine_real_code.py"
-    spec = importlib.util.spec_from_file_location("mine_real_code", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from conba_research.builders import mine_real_code
+
+    return mine_real_code
 
 
 def test_script_writes_jsonl_and_manifest(tmp_path, capsys):

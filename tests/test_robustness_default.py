@@ -127,7 +127,7 @@ def test_reformatted_functions_stay_clones(default_model, language):
 
 # Known limitation of the shipped default (docs/BENCHMARKS.md, "Against the real-code issue's targets"):
 # renaming every identifier to unrelated words moves the vector more than the clone threshold allows.
-# Closing it needs training with renamed copies (scripts/augment_data.py), which needs the GPU. strict:
+# Closing it needs training with renamed copies (conba experiment augment-data), which needs the GPU. strict:
 # a model that passes turns these into failures, so the marker comes off with the fix.
 @pytest.mark.xfail(strict=True, reason="renamed identifiers fall below the clone threshold (needs rename-augmented "
                                        "training)")

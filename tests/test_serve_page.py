@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 from pathlib import Path
@@ -13,9 +12,7 @@ pytest.importorskip("fastapi", reason="conba serve needs FastAPI: pip install 'c
 pytest.importorskip("selenium", reason="the page test drives Chromium with selenium: pip install selenium")
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("serve_page_check", ROOT / "scripts" / "serve_page_check.py")
-page_check = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(page_check)
+from conba_research.browser import serve_page as page_check  # noqa: E402
 
 IN_CI = os.environ.get("CI") == "true"  # .ci/run installs Chromium: there a missing browser fails the test
 

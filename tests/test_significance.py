@@ -1,4 +1,4 @@
-"""The paired bootstrap behind scripts/pair_significance.py."""
+"""The paired bootstrap behind conba experiment significance."""
 
 from __future__ import annotations
 

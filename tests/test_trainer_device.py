@@ -1,6 +1,5 @@
 """Trainer options added for GPU training: device choice, time budget, warm-up; the sweep script."""
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -77,10 +76,9 @@ def test_cli_device_errors_are_one_line(tiny_backbone, tiny_data, tmp_path, monk
 
 
 def _sweep_module():
-    spec = importlib.util.spec_from_file_location("train_sweep", ROOT / "scripts" / "train_sweep.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from conba_research import train_sweep
+
+    return train_sweep
 
 
 def test_sweep_file_parsing(tmp_path):

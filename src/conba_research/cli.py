@@ -11,6 +11,7 @@ import click
 from conba.cli.common import friendly_errors
 from conba.cli.options import (
     CACHE_ENV,
+    FINITE_FLOAT,
     THREADS_ENV,
     VIEW_NAMES,
     AliasOption,
@@ -24,9 +25,10 @@ from conba.cli.options import (
     progress_option,
     seed_option,
 )
+from conba.cli.paths import InputPath
 
-_FILE = click.Path(dir_okay=False, path_type=Path)
-_DIR = click.Path(file_okay=False, path_type=Path)
+_FILE = InputPath(dir_okay=False, path_type=Path)
+_DIR = InputPath(file_okay=False, path_type=Path)
 
 # option name -> ExperimentConfig field, for the options shared by the training-based subcommands
 _CFG_OPTIONS = ("backbone", "max_length", "cap", "train_limit", "dev_limit", "epochs", "patience",
@@ -77,7 +79,7 @@ def common_options(f):
         click.option("--patience", type=int, default=None, help="Early-stopping patience (3)."),
         click.option("-P", "--groups-per-batch", type=int, default=None, help="Groups per batch P (32)."),
         click.option("-K", "--per-group", type=int, default=None, help="Snippets per group K (4)."),
-        click.option("--temperature", type=float, default=None, help="Loss temperature τ (0.05)."),
+        click.option("--temperature", type=FINITE_FLOAT, default=None, help="Loss temperature τ (0.05)."),
         click.option("--head-tokens", type=int, default=None,
                      help="Over-tokens heads read the first T token states (32; 0 = all, use on a GPU)."),
         click.option("--token-steps", type=int, default=None, help="Batches/epoch, over-tokens heads (20)."),
@@ -333,7 +335,7 @@ def all_cmd(skip: str | None, **opts) -> None:
 @click.option("--budgets", default="seconds,steps", show_default=True,
               help="Equal-budget modes to run: steps (same optimiser steps), seconds (same training time).")
 @click.option("--steps", "fair_steps", type=int, default=300, show_default=True, help="The equal step budget.")
-@click.option("--seconds", "fair_seconds", type=float, default=60.0, show_default=True,
+@click.option("--seconds", "fair_seconds", type=FINITE_FLOAT, default=60.0, show_default=True,
               help="The equal wall-clock budget per run (dev checks included).")
 @click.option("--epoch-steps", type=int, default=50, show_default=True, help="Steps between dev checks.")
 @click.option("--view", type=click.Choice(VIEW_NAMES), default="code+docs", show_default=True,
@@ -378,3 +380,10 @@ def fair_cmd(rows: str | None, budgets: str, fair_steps: int, fair_seconds: floa
                         view=view, backbone_from=backbone_from, repo=repo, progress=progress, log=_log)
     run_fair(runner, out, names, chosen_budgets, prefix_seeds, command=command_line(), report_only=report_only)
     _log(f"wrote {out}/fair.md")
+
+
+from conba_research.tool_commands import add_tools  # noqa: E402  (the research tools, after the experiments)
+
+add_tools(experiment)
+
+import conba_research.cli_fragments  # noqa: E402,F401  (registers `conba experiment fragments`)

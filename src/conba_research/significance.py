@@ -3,7 +3,7 @@
 Per-pair tables of ``conba eval-repo`` rest on 29-99 queries each, and one query that flips moves a
 pair's MAP@R by 1-3 points. :func:`paired_bootstrap` resamples the queries (with replacement, the
 same resample for both methods) and gives the interval of the mean difference, so a table can say
-which per-pair gaps the data supports. ``scripts/pair_significance.py`` applies it to an eval-repo
+which per-pair gaps the data supports. ``conba experiment significance`` applies it to an eval-repo
 JSON (``-j``).
 """
 

@@ -30,10 +30,11 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown CPU"
 
 
-def machine_info(threads: int) -> dict:
+def machine_info(threads: int, device=None) -> dict:
     import torch
 
-    return {"cpu": _cpu_model(), "cores": os.cpu_count(), "torch_threads": threads,
+    gpu = {"gpu": torch.cuda.get_device_name(device)} if device is not None and device.type == "cuda" else {}
+    return {**gpu, "cpu": _cpu_model(), "cores": os.cpu_count(), "torch_threads": threads,
             "python": platform.python_version(), "torch": torch.__version__,
             "transformers": package_version("transformers"), "onnxruntime": package_version("onnxruntime"),
             "sentence_transformers": package_version("sentence-transformers"), "platform": platform.platform()}
@@ -49,9 +50,12 @@ def format_report(report: dict) -> str:
     lines = [
         f"conba bench speed — {report['timed_snippets']} snippets of {report['config']['data']} "
         f"(seed {report['config']['seed']}, mean {report.get('timed_tokens_mean')} tokens, cap {m['max_length']}), "
-        f"batch {report['config']['batch_size']}, median of {report['config']['repeats']} alternating repeats",
+        f"batch {report.get('batch', {}).get('size', report['config']['batch_size'])}, median of "
+        f"{report['config']['repeats']} alternating repeats"
+        + (f", on {report['placement']['device']} in {report['placement']['dtype']}" if "placement" in report else ""),
         f"model {m['name']} (fingerprint {m['fingerprint']}, head {m['head']})",
-        f"machine: {mach['cpu']}, {mach['cores']} cores, {mach['torch_threads']} threads; torch {mach['torch']}, "
+        f"machine: {mach['gpu'] + ', ' if mach.get('gpu') else ''}{mach['cpu']}, "
+        f"{mach['cores']} cores, {mach['torch_threads']} threads; torch {mach['torch']}, "
         f"onnxruntime {mach['onnxruntime']}, sentence-transformers {mach['sentence_transformers']}; "
         f"load average before {report.get('load_before')} after {report.get('load_after')}",
     ]

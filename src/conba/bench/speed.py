@@ -36,8 +36,10 @@ class SpeedConfig:
     data: str = DEFAULT_DATA
     limit: int = 256
     repeats: int = 5
-    batch_size: int = 32
-    max_batch_tokens: int = -1  # conba variants' padded-token budget per batch: -1 = encode()'s default, 0 = none
+    batch_size: int | None = None  # None: planned for the device (32 on a CPU, 256 on a GPU), every variant
+    max_batch_tokens: int = -1  # conba variants' padded-token budget per batch: -1 = the device's plan, 0 = none
+    device: str = "auto"  # every variant runs here (conba.engine.device); ONNX variants need the CPU
+    dtype: str = "auto"   # ... in this precision (auto: float16 on CUDA), sentence-transformers too
     model: str = "default"
     sdtp: str = ""
     student: str = ""  # the fast variants' student ("" = the shipped default-fast for the default model)
@@ -53,7 +55,7 @@ class SpeedConfig:
             raise ConfigError(f"limit must be >= 1, got {self.limit}")
         if self.repeats < 1:
             raise ConfigError(f"repeats must be >= 1, got {self.repeats}")
-        if self.batch_size < 1:
+        if self.batch_size is not None and self.batch_size < 1:
             raise ConfigError(f"batch_size must be >= 1, got {self.batch_size}")
         if self.max_batch_tokens < -1:
             raise ConfigError(f"max_batch_tokens must be >= 0 (0 = no budget), got {self.max_batch_tokens}")
@@ -114,6 +116,9 @@ def variant_key(vs, name: str) -> str:
 
     model = vs.student if name in STUDENT_VARIANTS else vs.model
     parts = [name, model.fingerprint()]
+    where = getattr(vs, "placement", None)
+    if where is not None and (where.device.type, where.dtype_name) != ("cpu", "float32"):
+        parts.append(f"{where.device.type}-{where.dtype_name}")  # half-precision vectors are not float32's
     if name in ("sdtp", "both") and model.pruner is not None:
         from conba.encoder.sdtp.scorer import pruner_key
 
@@ -150,19 +155,27 @@ def run_speed(cfg: SpeedConfig, log: Callable[[str], None] = lambda m: None) -> 
     """Run the benchmark; returns the report dict (see :func:`conba.bench.report.format_report`)."""
     from conba.bench.report import machine_info
     from conba.data import load_records
+    from conba.engine.batching import plan_batches
+    from conba.engine.device import resolve_placement
     from conba.settings import apply_threads
 
     cfg.validate()
+    placement = resolve_placement(cfg.device, cfg.dtype)
     threads = apply_threads()
     records = load_records(cfg.data)
     sample = sample_records(records, cfg.limit, cfg.seed)
     codes, langs = [r.code for r in sample], [r.language for r in sample]
     wanted = list(dict.fromkeys([*cfg.variants, *cfg.map_variants]))
     vs = build_variants(cfg.model, cfg.sdtp or None, cfg.batch_size, wanted, cfg.max_batch_tokens,
-                        cfg.student or None)
+                        cfg.student or None, placement)
     try:
         model = vs.model
-        report: dict = {"config": asdict(cfg), "machine": machine_info(threads), "skipped": dict(vs.skipped),
+        plan = plan_batches(placement.device, cfg.batch_size, "auto" if cfg.max_batch_tokens < 0
+                            else (cfg.max_batch_tokens or None))
+        report: dict = {"config": asdict(cfg), "machine": machine_info(threads, placement.device),
+                        "placement": placement.to_dict(), "batch": {"size": plan.batch_size,
+                                                                     "max_tokens": plan.max_tokens},
+                        "skipped": dict(vs.skipped),
                         "model": {"name": cfg.model, "fingerprint": model.fingerprint(),
                                   "head": model.head.config.kind, "max_length": model.backbone.max_length},
                         "pruner": None, "timed_snippets": len(sample)}

@@ -13,6 +13,11 @@
 The student variants run other weights than the peer (a shallower copy of the model): their speed
 ratio is what a user gains by switching to the student, their MAP@R what it costs.
 
+Every variant runs on the same device in the same precision (``--device``, ``--dtype``:
+sentence-transformers' model is moved and cast as conba's is) and with the same batch size (the
+device's plan: :func:`conba.engine.batching.plan_batches`); the ONNX variants run on the CPU in
+float32 only, so on a GPU or in half precision they are skipped.
+
 Each variant is a function ``(codes, languages) -> float32 (n, d)`` with L2-normalised rows.
 """
 
@@ -42,6 +47,7 @@ class VariantSet:
     student_source: str = ""
     st_model: object = None
     pruner_source: str = ""
+    placement: object = None  # conba.engine.device.Placement every variant runs on
     cleanup: list = field(default_factory=list)
 
 
@@ -85,8 +91,9 @@ def resolve_student(model_name: str, student: str | None):
     return m, str(cand)
 
 
-def sentence_transformer(model, workdir: Path):
-    """A SentenceTransformer over the same backbone weights (mean pooling + Normalize), max length as conba."""
+def sentence_transformer(model, workdir: Path, placement=None):
+    """A SentenceTransformer over the same backbone weights (mean pooling + Normalize), max length as conba,
+    on ``placement``'s device in its dtype (None: the CPU, float32). Build it before conba's model is moved."""
     from sentence_transformers import SentenceTransformer
 
     try:  # sentence-transformers >= 6 moved the modules (the old path warns, and will go)
@@ -110,23 +117,43 @@ def sentence_transformer(model, workdir: Path):
     word = models.Transformer(path, max_seq_length=backbone.max_length)
     dim_of = getattr(word, "get_embedding_dimension", None) or word.get_word_embedding_dimension
     pool = models.Pooling(dim_of(), pooling_mode="mean")
-    return SentenceTransformer(modules=[word, pool, models.Normalize()], device="cpu")
+    st = SentenceTransformer(modules=[word, pool, models.Normalize()], device=str(placement.device) if placement
+                             else "cpu")
+    if placement is not None and placement.dtype != torch.float32:
+        st.to(placement.dtype)  # as sentence-transformers users run half precision: model.half()
+    return st
 
 
-def build_variants(model_name: str, sdtp: str | None, batch_size: int, wanted: list[str],
-                   max_batch_tokens: int = -1, student: str | None = None) -> VariantSet:
-    """The encoders of ``wanted``. ``max_batch_tokens``: -1 = encode()'s default budget, 0 = none."""
-    from conba.model import DEFAULT_BATCH_TOKENS, load_model
+def build_variants(model_name: str, sdtp: str | None, batch_size: int | None, wanted: list[str],
+                   max_batch_tokens: int = -1, student: str | None = None, placement=None) -> VariantSet:
+    """The encoders of ``wanted`` on ``placement`` (a :class:`conba.engine.device.Placement`; None: the
+    CPU in float32). ``batch_size`` None: the device's plan. ``max_batch_tokens``: -1 = the device's
+    plan, 0 = none."""
+    from conba.engine.batching import plan_batches
+    from conba.engine.device import place_model, resolve_placement
+    from conba.model import load_model
 
-    budget = DEFAULT_BATCH_TOKENS if max_batch_tokens < 0 else (max_batch_tokens or None)
+    placement = placement or resolve_placement("cpu", "float32")
+    plan = plan_batches(placement.device, batch_size, "auto" if max_batch_tokens < 0 else (max_batch_tokens or None))
+    batch_size, budget = plan.batch_size, plan.max_tokens
+    on_cpu32 = placement.device.type == "cpu" and placement.dtype == torch.float32
 
     model = load_model(model_name)
     model.eval()
-    out = VariantSet({}, model=model)
+    out = VariantSet({}, model=model, placement=placement)
     pruner, source = resolve_pruner(model, model_name, sdtp)
     out.pruner_source = source
     if pruner is not None:
         model.pruner = pruner
+    st_made = None
+    if "st" in wanted:  # from the float32 CPU weights, before conba's model is moved
+        try:
+            tmp = tempfile.TemporaryDirectory(prefix="conba-bench-")
+            out.cleanup.append(tmp)
+            st_made = sentence_transformer(model, Path(tmp.name), placement)
+        except ImportError:
+            st_made = None
+    place_model(model, placement.device, placement.dtype)
     try:
         from conba.engine.onnx_export import require_onnx
 
@@ -134,6 +161,9 @@ def build_variants(model_name: str, sdtp: str | None, batch_size: int, wanted: l
         onnx_missing = ""
     except RuntimeError as exc:
         onnx_missing = str(exc)
+    if not on_cpu32:
+        onnx_missing = (f"ONNX Runtime variants run on the CPU in float32 (this run: {placement.device}, "
+                        f"{placement.dtype_name})")
 
     def conba(prune: bool, engine: str, which=model, view: str | None = None) -> Encoder:
         def encode(codes: list[str], languages: list[str]) -> np.ndarray:
@@ -144,17 +174,15 @@ def build_variants(model_name: str, sdtp: str | None, batch_size: int, wanted: l
 
     if any(v in STUDENT_VARIANTS for v in wanted):
         out.student, out.student_source = resolve_student(model_name, student)
+        if out.student is not None:
+            place_model(out.student, placement.device, placement.dtype)
 
     for name in wanted:
         if name == "st":
-            try:
-                tmp = tempfile.TemporaryDirectory(prefix="conba-bench-")
-                out.cleanup.append(tmp)
-                st = sentence_transformer(model, Path(tmp.name))
-            except ImportError:
+            if st_made is None:
                 out.skipped[name] = "sentence-transformers is not installed: pip install 'conba[bench]'"
                 continue
-            out.st_model = st
+            st = out.st_model = st_made
 
             def st_encode(codes: list[str], languages: list[str], st=st) -> np.ndarray:
                 return st.encode(codes, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from conba.cli.common import friendly_errors, resolve_model_name
@@ -11,8 +13,10 @@ from conba.cli.options import (
     json_out_option,
     limit_option,
     model_option,
+    placement_options,
     seed_option,
 )
+from conba.cli.paths import InputPath
 
 
 def _variants(text: str) -> list[str]:
@@ -41,13 +45,15 @@ def bench() -> None:
 
 @bench.command("speed")
 @click.option("-d", "--data", default="../shared/data/atcoder_dev.jsonl", show_default=True,
-              type=click.Path(dir_okay=False), metavar="FILE",
+              type=InputPath(dir_okay=False), metavar="FILE",
               help="Grouped JSONL file: the timed snippets are drawn from it (and MAP@R is computed on it).")
 @limit_option("Timed snippets (seeded random sample).", default=256)
 @click.option("--repeats", default=5, show_default=True, help="Timed repeats per variant (median reported).")
-@batch_size_option(help="Snippets per encoder batch, in every variant.")
+@batch_size_option(help="Snippets per encoder batch, in every variant (default: 32 on a CPU, 256 on a GPU).")
 @click.option("--max-batch-tokens", default=-1, show_default=True,
-              help="Padded-token budget per batch of the conba variants (-1: encode()'s default, 4096; 0: none).")
+              help="Padded-token budget per batch of the conba variants (-1: the device's plan, 4,096 on a CPU, "
+                   "131,072 on a GPU; 0: none).")
+@placement_options(help="Where every variant runs (sentence-transformers too, in the same --dtype)")
 @model_option
 @click.option("--sdtp", default="", metavar="DIR",
               help="Pruned model folder (conba prune train) of the same model; default: the model's own "
@@ -66,9 +72,9 @@ def bench() -> None:
 @json_out_option(help="Also write the full report to this JSON file.")
 @json_flag_option("Print the full report as one JSON object instead of the table.")
 @friendly_errors
-def speed(data: str, limit: int, repeats: int, batch_size: int, max_batch_tokens: int, model: str | None, sdtp: str,
-          student: str, variants: str, map_variants: str, map_data: str, map_limit: int, cache_dir: str, seed: int,
-          json_out: str | None, as_json: bool) -> None:
+def speed(data: str, limit: int, repeats: int, batch_size: int | None, max_batch_tokens: int, model: str | None,
+          sdtp: str, student: str, variants: str, map_variants: str, map_data: str, map_limit: int, cache_dir: str,
+          seed: int, json_out: str | None, as_json: bool, device: str = "auto", dtype: str = "auto") -> None:
     """Encoding speed: sentence-transformers (the peer) vs conba exact, + SDTP, + ONNX int8, both, and the
     distilled student (fast, fast-onnx).
 
@@ -89,8 +95,11 @@ def speed(data: str, limit: int, repeats: int, batch_size: int, max_batch_tokens
       conba bench speed -V st,exact --map-variants none          # quick peer check
       CONBA_THREADS=1 conba bench speed -V exact,onnx --map-variants none --max-batch-tokens 0
       conba bench speed --sdtp runs/default-sdtp --map-limit 1500
+      conba bench speed --device cuda --dtype float16 -n 4000 -V st,exact --map-variants none   # a GPU
     """
     import json
+    import shlex
+    import sys
 
     from conba.bench.report import format_report
     from conba.bench.speed import SpeedConfig, run_speed
@@ -99,8 +108,8 @@ def speed(data: str, limit: int, repeats: int, batch_size: int, max_batch_tokens
     cfg = SpeedConfig(data=data, limit=limit, repeats=repeats, batch_size=batch_size, max_batch_tokens=max_batch_tokens,
                       model=resolve_model_name(model), sdtp=sdtp, student=student, variants=_variants(variants),
                       map_variants=_variants(map_variants), map_data=map_data, map_limit=map_limit,
-                      cache_dir=cache_dir, seed=seed)
-    report = run_speed(cfg, log=lambda m: click.echo(m, err=True))
+                      cache_dir=cache_dir, seed=seed, device=device, dtype=dtype)
+    report = {"command": shlex.join(["conba", *sys.argv[1:]]), **run_speed(cfg, log=lambda m: click.echo(m, err=True))}
     if json_out:
         write_json_atomic(json_out, report)
         click.echo(f"report written to {json_out}", err=True)
@@ -111,3 +120,51 @@ def speed(data: str, limit: int, repeats: int, batch_size: int, max_batch_tokens
     if not json_out:
         click.echo(json.dumps({"variants": {k: v.get("snippets_per_s") for k, v in report["variants"].items()}}),
                    err=True)
+
+
+@bench.command("results")
+@click.option("-r", "--results", "root", default="docs/results", show_default=True, metavar="DIR",
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Folder of result JSON: MODEL/SET.json (conba eval / eval-repo -j) and speed.json (bench speed -j).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Write the table here (e.g. docs/RESULTS.md); default: print it.")
+@click.option("--add", "add", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              metavar="JSON", help="First copy a run's -j JSON into DIR (machine paths made relative); repeatable.")
+@click.option("--as-model", default=None, metavar="NAME",
+              help="With --add: the model folder (default: the JSON's model).")
+@click.option("--check", is_flag=True,
+              help="Exit 1 when FILE is not what the JSON gives or a shipped model has no row.")
+@friendly_errors
+def results(root: Path, output: Path | None, add: tuple[Path, ...], as_model: str | None, check: bool) -> None:
+    """The current-results table, generated from committed result JSON (docs/RESULTS.md).
+
+    \b
+    Examples:
+      conba eval-repo ALG/cpp ALG/rust -g ALG/groups.jsonl -m default -j alg.json
+      conba bench results --add alg.json -o docs/RESULTS.md
+      conba bench results -o docs/RESULTS.md --check
+    """
+    from conba.bench.results import add_result, render, shipped_fingerprints
+    from conba.bench.results import check as check_results
+    from conba.utils.io import write_text_atomic
+
+    for raw in add:
+        click.echo(f"added {add_result(raw, root, model=as_model)}", err=True)
+    if check:
+        if output is None or not output.is_file():
+            raise click.UsageError("--check needs -o FILE, an existing table")
+        problems = check_results(root, output.read_text(encoding="utf-8"), shipped_fingerprints())
+        for line in problems:
+            click.echo(line, err=True)
+        raise SystemExit(1 if problems else 0)
+    text = render(root)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        write_text_atomic(output, text)
+        click.echo(f"wrote {output}", err=True)
+
+
+from conba.cli.bench_tools_cmd import add_tools  # noqa: E402  (view-stats, clones-profile, serve-load)
+
+add_tools(bench)

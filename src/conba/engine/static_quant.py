@@ -14,7 +14,8 @@ ONNX Runtime has no static int8 kernel for its fused ``Attention`` op (it is in 
 quantiser's registry only), so on the fused BERT graph the Q/K/V projections stay float32;
 ``fuse_attention=False`` keeps the attention unfused so they are quantised too. Formats: ``qdq``
 (QuantizeLinear/DequantizeLinear pairs, fused by ONNX Runtime at load time) and ``qoperator``
-(QLinearMatMul). ``scripts/bench_static_int8.py`` compares them with dynamic int8: on the 2-core AVX2
+(QLinearMatMul). ``scripts/bench_static_int8.py`` (removed 2026-11-27, in git history) compared them
+with dynamic int8: on the 2-core AVX2
 dev machine (no VNNI) none was faster (0.97-0.99x with float outputs at dynamic's cosine, 0.75-0.88x
 and up to 3.9 MAP@R points worse with uint8 outputs; docs/BENCHMARKS.md), so it is not an engine of ``encode``.
 

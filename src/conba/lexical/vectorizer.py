@@ -104,7 +104,7 @@ def row_pair_cosines(vectors: sparse.csr_matrix, rows_a: Sequence[int], rows_b: 
 @functools.lru_cache(maxsize=1)
 def reference_idf() -> IdfTable:
     """The document frequencies shipped with conba (``reference_idf.json``: the training files'; see
-    ``scripts/build_reference_idf.py``), for scoring snippets with no index around them."""
+    ``conba experiment reference-idf``), for scoring snippets with no index around them."""
     import json
     from importlib import resources
 

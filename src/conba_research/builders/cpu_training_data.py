@@ -1,19 +1,19 @@
 """The training files of the CPU recipe (docs/BENCHMARKS.md, "CPU training on real code").
 
-From the functions mined from real code (``scripts/mine_real_code.py``: groups of a function's body, its
+From the functions mined from real code (``conba experiment mine-real-code``: groups of a function's body, its
 doc as a comment and a renamed copy) and the curated training files it writes into ``-o DIR``:
 
 * ``mined_train.jsonl``: ``--per-language`` groups of every language (seeded);
 * ``mined_keep.jsonl``: the body of ``--keep-per-language`` *other* groups per language, the real code on
   which ``conba train --keep`` keeps the untuned similarities;
-* ``mbxp_train_renamed.jsonl``: mbxp_train with a renamed copy of every record (``scripts/augment_data.py``);
+* ``mbxp_train_renamed.jsonl``: mbxp_train with a renamed copy of every record (``conba experiment augment-data``);
 * ``atcoder_train_cap1.jsonl``: atcoder_train with one submission per (task, language);
 * ``distill_mix.jsonl`` (``conba distill``'s data; ``--distill-contest N``): every mined function, one
   record each: its body as ``conba index`` cut it, under its doc as the miner cleaned it (rewritten as a
   comment of the language; a Python docstring moves above the ``def``), and N records
   sampled (seeded) from atcoder_train + mbxp_train, so the student also keeps up on contest code.
 
-    python scripts/cpu_training_data.py /work/mined/mined.jsonl --data ../shared/data -o /work/train-data
+    conba experiment cpu-training-data /work/mined/mined.jsonl --data ../shared/data -o /work/train-data
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def main() -> None:
     write_text_atomic(args.output / "atcoder_train_cap1.jsonl", "".join(
         json.dumps({"id": r.id, "group": r.group, "language": r.language, "source": r.source, "code": r.code}) + "\n"
         for r in atcoder))
-    subprocess.run([sys.executable, str(Path(__file__).with_name("augment_data.py")),
+    subprocess.run([sys.executable, "-m", "conba_research.builders.augment_data",
                     str(args.data / "mbxp_train.jsonl"), "-o", str(args.output / "mbxp_train_renamed.jsonl"),
                     "--seed", str(args.seed)], check=True)
     units, contest = mined_units(args.mined), contest_sample(args.data, args.distill_contest, args.seed)

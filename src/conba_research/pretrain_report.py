@@ -1,6 +1,6 @@
 """Collect a pretrain-effect run (scripts/pretrain_effect.sh or its small CPU version) into JSON, PNG and markdown.
 
-    python scripts/pretrain_effect_report.py RESULTS_DIR [--docs DIR] [--title TEXT] [--note TEXT]
+    conba experiment pretrain-report RESULTS_DIR [--docs DIR] [--title TEXT] [--note TEXT]
 
 RESULTS_DIR holds ``pretrain.json`` (the summary line of ``conba pretrain``), ``backbone-*/`` (the
 pretrained backbone with its history and curves), and for each run NAME (``[TUNE-]original`` /

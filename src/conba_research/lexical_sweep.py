@@ -11,7 +11,7 @@ Embeddings come from built indexes (``conba index``) and, for the curated files 
 queries, from the model (cached in ``--cache``). Lexical vectors use the idf of the units being
 ranked (``--idf index``) or of the curated training files (``--idf train``).
 
-    python scripts/lexical_sweep.py -m default --alg-index /tmp/r/alg-default \\
+    conba experiment lexical-sweep -m default --alg-index /tmp/r/alg-default \\
         --ports-index /tmp/r/ports-default --dev ../shared/data/atcoder_dev.jsonl:2000 \\
         --dev ../shared/data/mbxp_dev.jsonl -w 0,0.1,0.2,0.3,0.4 -j /tmp/r/sweep.json
 """
@@ -25,8 +25,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def _cached(cache: Path, key: str, fn):
@@ -134,16 +132,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-m", "--model", default="default")
     ap.add_argument("--alg-index")
-    ap.add_argument("--alg-groups", type=Path, default=DATA / "algorithms_dev" / "groups.jsonl")
+    ap.add_argument("--alg-groups", type=Path, help="default: $CONBA_DATA/algorithms_dev/groups.jsonl")
     ap.add_argument("--ports-index")
-    ap.add_argument("--ports-groups", type=Path, default=DATA / "ports_dev" / "groups.jsonl")
+    ap.add_argument("--ports-groups", type=Path, help="default: $CONBA_DATA/ports_dev/groups.jsonl")
     ap.add_argument("--dev", action="append", default=[])
     ap.add_argument("-w", "--weights", default="0,0.1,0.2,0.3,0.4,0.5")
     ap.add_argument("--idf", choices=["index", "train"], default="index")
     ap.add_argument("--cache", type=Path, default=Path("/tmp/conba-sweep-cache"))
     ap.add_argument("-j", "--json-out", type=Path)
     args = ap.parse_args()
+    from conba.data.location import data_path
     from conba.model import load_model
+
+    args.alg_groups = args.alg_groups or (data_path("algorithms_dev", "groups.jsonl") if args.alg_index else None)
+    args.ports_groups = args.ports_groups or (data_path("ports_dev", "groups.jsonl") if args.ports_index else None)
 
     weights = [float(w) for w in args.weights.split(",")]
     model = load_model(args.model)
@@ -153,7 +155,7 @@ def main() -> None:
         from conba.lexical import LexicalVectorizer
         from conba.lexical.vectorizer import IdfTable
 
-        codes = [r.code for f in ("atcoder_train.jsonl", "mbxp_train.jsonl") for r in load_records(DATA / f)]
+        codes = [r.code for f in ("atcoder_train.jsonl", "mbxp_train.jsonl") for r in load_records(data_path(f))]
         train_idf = IdfTable.fit(LexicalVectorizer().term_frequencies(codes))
     t0 = time.time()
     result: dict = {"command": " ".join(sys.argv), "model": args.model, "idf": args.idf, "weights": weights}

@@ -1,7 +1,7 @@
 """Header robustness: one shared, realistic header (license, imports/includes, contest macros) put in
 front of every snippet of a language; MAP@R with and without it, per model and input view.
 
-    python scripts/header_robustness.py --model default --view code --view raw \
+    conba experiment header-robustness --model default --view code --view raw \
         --data ../shared/data/mbxp_dev.jsonl --data ../shared/data/atcoder_dev.jsonl [--limit 2000]
 
 Prints one line per (data, view): MAP@R clean, MAP@R with headers, the difference in points, and the

@@ -1,6 +1,6 @@
 """Mine unlabelled real code into grouped JSONL: function <-> its doc comment <-> a renamed copy.
 
-    python scripts/mine_real_code.py ROOT [ROOT ...] -o /work/mined/mined.jsonl \
+    conba experiment mine-real-code ROOT [ROOT ...] -o /work/mined/mined.jsonl \
         [--manifest /work/mined/manifest.json] [--languages python,go] [--per-package 150] \
         [--per-language 1500] [--max-chars 4000] [--min-body-lines 3] [--seed 0]
 
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     write_text_atomic(args.output, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     manifest = {
-        "command": "PYTHONPATH=src python " + shlex.join(["scripts/mine_real_code.py", *sys.argv[1:]]),
+        "command": "PYTHONPATH=src python " + shlex.join(["conba experiment mine-real-code", *sys.argv[1:]]),
         "output": str(args.output), "records": len(rows), "groups": sum(stats.kept.values()),
         "per_language": dict(sorted(stats.kept.items())),
         "packages": {lang: dict(c.most_common()) for lang, c in sorted(stats.packages.items())},

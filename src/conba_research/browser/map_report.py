@@ -2,7 +2,7 @@
 and save a screenshot.
 
     conba map java/ python/ -f html --output port.html
-    python scripts/map_report_check.py port.html --screenshot docs/map-report.png
+    conba experiment map-report-check port.html --screenshot docs/map-report.png
 
 Needs chromium + chromedriver (Debian: `apt-get install chromium chromium-driver`) and selenium.
 tests/test_map_cli.py uses :func:`look` on a tiny tree.
@@ -11,14 +11,11 @@ tests/test_map_cli.py uses :func:`look` on a tiny tree.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 from pathlib import Path
 
-_spec = importlib.util.spec_from_file_location("serve_page_check", Path(__file__).with_name("serve_page_check.py"))
-_page = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_page)
+from conba_research.browser import serve_page as _page
 
 
 def look(report: str | Path, screenshot: str | Path | None = None, width: int = 1400, height: int = 1000) -> dict:

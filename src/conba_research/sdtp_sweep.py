@@ -10,7 +10,7 @@ time the unpruned model on that engine. Rows are appended to a JSONL file as the
 skips finished rows (resumable). ``cpu_s`` is process time (depends on machine load; use
 ``conba bench speed`` for speed).
 
-    python scripts/sdtp_sweep.py runs/sdtp-L3-5 runs/sdtp_sweep.jsonl --limit 800 \\
+    conba experiment sdtp-sweep runs/sdtp-L3-5 runs/sdtp_sweep.jsonl --limit 800 \\
         --row "L3-5 r0.8" 3,4,5 0.8 trained --row "L3-5 r0.7" 3,4,5 0.7 trained \\
         --row "L1-5 r0.7 position" 1,2,3,4,5 0.7 position --row "onnx int8" - 0 engine:onnx
 """

@@ -8,7 +8,7 @@ It also ranks every cross-language candidate pair by score (threshold -1) to che
 planted pairs come out on top: R-precision (share of planted pairs among the top R, R = number of
 planted pairs), average precision, the lowest planted and the highest distractor score.
 
-    python scripts/eval_polyglot.py [--model default] [--threshold auto] [--json]
+    conba experiment polyglot [--model default] [--threshold auto] [--json]
         [--grouping communities|components] [--keep-trivial]
 
 (``--grouping components --keep-trivial`` reproduces the clone classes of conba before issue 10.)
@@ -24,7 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository (examples/ is not installed)
 EXAMPLE = ROOT / "examples" / "polyglot"
 
 

@@ -5,7 +5,7 @@ cosine needs document frequencies from elsewhere: these, counted over the traini
 the dev or evaluation sets). Terms seen in one document only are left out (they get the largest idf,
 as unseen terms do).
 
-    python scripts/build_reference_idf.py ../shared/data/atcoder_train.jsonl ../shared/data/mbxp_train.jsonl
+    conba experiment reference-idf ../shared/data/atcoder_train.jsonl ../shared/data/mbxp_train.jsonl
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ import argparse
 import json
 from pathlib import Path
 
+import conba.lexical
 from conba.data import load_records
 from conba.lexical import LexicalVectorizer
 from conba.lexical.vectorizer import IdfTable
 from conba.utils.io import write_text_atomic
 
-OUT = Path(__file__).resolve().parents[1] / "src" / "conba" / "lexical" / "reference_idf.json"
+OUT = Path(conba.lexical.__file__).parent / "reference_idf.json"  # the installed package's copy
 
 
 def main() -> None:

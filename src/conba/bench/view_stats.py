@@ -5,7 +5,7 @@ and of CPU time, one process, parsing included; CPU time is what a core of its o
 Inputs: grouped JSONL files (language from each record) and folders of source files (whole files,
 language from the extension; files without a known extension are skipped). CPU only, no model.
 
-    python scripts/view_stats.py ../shared/data/atcoder_dev.jsonl ../shared/data/mbxp_dev.jsonl \\
+    conba bench view-stats ../shared/data/atcoder_dev.jsonl ../shared/data/mbxp_dev.jsonl \\
         ../shared/data/algorithms_dev --views code,code+docs --repeats 3
 """
 

@@ -1,8 +1,8 @@
 """Load test of `conba serve` on 127.0.0.1: N concurrent clients for S seconds mixing /search and /compare.
 
-    python scripts/serve_load_test.py --index .conba-index                 # 50 clients, 60 s
-    python scripts/serve_load_test.py --index IDX --clients 10 --seconds 10 --json-out out.json
-    python scripts/serve_load_test.py --index IDX --bad-share 0.1    # 10% malformed requests mixed in
+    conba bench serve-load --index .conba-index                 # 50 clients, 60 s
+    conba bench serve-load --index IDX --clients 10 --seconds 10 --json-out out.json
+    conba bench serve-load --index IDX --bad-share 0.1    # 10% malformed requests mixed in
 
 Starts `conba serve` on a free 127.0.0.1 port (or uses --url, which must be a loopback address),
 measures a single warm search first (one client, sequential requests, query encoding included),

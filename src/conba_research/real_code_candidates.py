@@ -15,7 +15,7 @@ Printed per model, at the fused score with lexical weight ``-w`` (and W = 0, den
 * each curated dev file (``FILE:N``: about N records of whole groups, seed 0): cross-language MAP@R,
   with the idf fitted on the file itself, as an index would.
 
-    python scripts/real_code_candidates.py -m default -m runs/top1-keep --from-layer 5 \\
+    conba experiment candidates -m default -m runs/top1-keep --from-layer 5 \\
         --alg-index /tmp/r/alg-final --ports-index /tmp/r/ports-final \\
         --dev ../shared/data/atcoder_dev.jsonl:2000 --dev ../shared/data/mbxp_dev.jsonl -j out.json
 """
@@ -30,9 +30,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-
 
 SAVED: dict[str, np.ndarray] = {}  # desc -> embeddings, written by --save-emb
 
@@ -153,9 +150,9 @@ def main() -> None:
     ap.add_argument("-m", "--model", action="append", required=True)
     ap.add_argument("--from-layer", type=int, default=5, help="layers whose states are cached (shared)")
     ap.add_argument("--alg-index")
-    ap.add_argument("--alg-groups", type=Path, default=DATA / "algorithms_dev" / "groups.jsonl")
+    ap.add_argument("--alg-groups", type=Path, help="default: $CONBA_DATA/algorithms_dev/groups.jsonl")
     ap.add_argument("--ports-index")
-    ap.add_argument("--ports-groups", type=Path, default=DATA / "ports_dev" / "groups.jsonl")
+    ap.add_argument("--ports-groups", type=Path, help="default: $CONBA_DATA/ports_dev/groups.jsonl")
     ap.add_argument("--dev", action="append", default=[])
     ap.add_argument("-w", "--weight", type=float, default=0.2)
     ap.add_argument("--cache", type=Path, default=None, help="states cache (default: conba's cache dir)")
@@ -165,8 +162,12 @@ def main() -> None:
     ap.add_argument("-j", "--json-out", type=Path)
     ap.add_argument("--save-emb", type=Path, help="folder: one .npz of every set's embeddings per model")
     args = ap.parse_args()
+    from conba.data.location import data_path
     from conba.model import load_model
     from conba_research.states import StatesProvider
+
+    args.alg_groups = args.alg_groups or (data_path("algorithms_dev", "groups.jsonl") if args.alg_index else None)
+    args.ports_groups = args.ports_groups or (data_path("ports_dev", "groups.jsonl") if args.ports_index else None)
 
     provider = StatesProvider(args.cache, batch_size=32, keep=8)
     weights = sorted({0.0, args.weight})

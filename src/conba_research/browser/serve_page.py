@@ -1,7 +1,7 @@
 """Drive the `conba serve` search page in headless Chromium: paste code, pick a language filter,
 submit, check that ranked hits are shown, and save a screenshot.
 
-    python scripts/serve_page_check.py --index .conba-index --screenshot docs/serve-page.png
+    conba experiment serve-page-check --index .conba-index --screenshot docs/serve-page.png
 
 Needs chromium + chromedriver (Debian: `apt-get install chromium chromium-driver`) and selenium
 (`pip install selenium`). The server runs in this process on a free 127.0.0.1 port.

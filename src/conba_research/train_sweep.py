@@ -6,7 +6,7 @@ is replaced by ``--data``. Each run trains into ``RUNS/name`` and is then evalua
 
 Example (the GPU sweeps behind docs/BENCHMARKS.md):
 
-    python scripts/train_sweep.py scripts/sweeps/gpu1.txt --data /tmp/data --runs /tmp/runs \\
+    conba experiment train-sweep scripts/sweeps/gpu1.txt --data /tmp/data --runs /tmp/runs \\
         --parallel 5 --eval atcoder_dev.jsonl --eval mbxp_dev.jsonl
 """
 
@@ -76,7 +76,8 @@ def run_one(name: str, opts: list[str], args: argparse.Namespace) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("sweep", type=Path)
-    ap.add_argument("--data", default="../shared/data", help="Folder with the JSONL files ({DATA}).")
+    ap.add_argument("--data", default=os.environ.get("CONBA_DATA"), required="CONBA_DATA" not in os.environ,
+                    help="Folder with the JSONL files ({DATA}; default: $CONBA_DATA).")
     ap.add_argument("--runs", default="runs/sweep", help="Output folder (one subfolder per run).")
     ap.add_argument("--parallel", type=int, default=1, help="Runs at the same time.")
     ap.add_argument("--eval", action="append", default=[], help="Dev file name(s) in --data to evaluate on.")
