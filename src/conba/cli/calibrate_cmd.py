@@ -9,6 +9,7 @@ import click
 
 from conba.cli.common import friendly_errors, load, resolve_model_name, show_progress
 from conba.cli.options import (
+    FiniteFloat,
     batch_size_option,
     device_option,
     lexical_weight_option,
@@ -17,12 +18,13 @@ from conba.cli.options import (
     progress_option,
     seed_option,
 )
+from conba.cli.paths import InputPath
 
 
 @click.command("calibrate")
-@click.argument("dev", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("dev", nargs=-1, required=True, type=InputPath(dir_okay=False, path_type=Path))
 @model_option
-@click.option("-p", "--precision", "target", default=0.9, show_default=True, type=click.FloatRange(0, 1, min_open=True),
+@click.option("-p", "--precision", "target", default=0.9, show_default=True, type=FiniteFloat(0, 1, min_open=True),
               help="Target precision of `score >= threshold` on all cross-language pairs.")
 @click.option("--write", is_flag=True, help="Store the threshold in the model folder's conba_config.json.")
 @click.option("--force", is_flag=True, help="With --write: allow changing the model shipped with conba.")

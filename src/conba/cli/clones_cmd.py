@@ -16,6 +16,7 @@ from conba.cli.options import (
     threshold_option,
 )
 from conba.cli.paths import check_output_file
+from conba.utils.io import open_output
 
 
 @click.command("clones")
@@ -65,7 +66,7 @@ def clones(index_dir: str | None, model: str | None, cross_language_only: bool, 
         info = {"index": folder, "model": f"{idx.model_name} ({fingerprint}){weight}", "threshold": report.threshold,
                 "cross_language_only": cross_language_only}
     try:
-        with click.open_file(output, "w", encoding="utf-8", atomic=output != "-") as out:
+        with open_output(output) as out:
             write_report(report.classes, out, fmt, stats=report.stats, **(info if fmt == "html" else {}))
     except OSError as exc:
         raise click.ClickException(f"{output}: cannot write ({exc.strerror or exc})") from None

@@ -20,6 +20,7 @@ from conba.cli.options import (
     seed_option,
     time_budget_option,
 )
+from conba.cli.paths import InputPath
 from conba.train.config import LR_SCHEDULES
 from conba.train.distill_config import DistillConfig
 
@@ -52,7 +53,7 @@ def _layers(value: str) -> list[int]:
       "--ffn-size, it is narrowed first).")
 @data_files_option("JSONL file(s) whose code the student learns on (labels unused; repeatable). "
                    "Default: ../shared/data/atcoder_train.jsonl and mbxp_train.jsonl when they exist.")
-@click.option("--source", "source", multiple=True, type=click.Path(exists=True, path_type=Path),
+@click.option("--source", "source", multiple=True, type=InputPath(exists=True, path_type=Path),
               help="Folder or file of real source code; its functions (as `conba index` cuts them) are "
                    "added to the training snippets (repeatable).")
 @_opt("source_limit", help="At most this many functions from --source.")

@@ -22,6 +22,7 @@ from conba.cli.options import (
     view_option,
 )
 from conba.cli.paths import check_output_file
+from conba.utils.io import open_output
 
 
 @click.command("encode")
@@ -68,7 +69,7 @@ def encode(source: str, model: str | None, language: str | None, batch_size: int
     m = load(model, view)
     emb = m.encode([c for _, _, c in items], languages=[lang for _, lang, _ in items], batch_size=batch_size,
                    engine=engine)
-    with click.open_file(output, "w", encoding="utf-8", atomic=output != "-") as fh:
+    with open_output(output) as fh:
         for (rid, lang, _), vec in zip(items, emb):
             if plain:
                 click.echo(f"{rid}\t{lang or '?'}\t" + " ".join(f"{v:+.3f}" for v in vec[:6]) + " ...", file=fh)

@@ -22,15 +22,16 @@ from conba.cli.options import (
     seed_option,
     view_option,
 )
+from conba.cli.paths import InputPath
 
 
 @click.command("eval")
-@click.argument("data", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("data", type=InputPath(dir_okay=False, path_type=Path))
 @model_option
 @view_option
 @json_out_option
 @json_flag_option("Print every number as one JSON object instead of tables.")
-@click.option("--calibrate", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--calibrate", type=InputPath(dir_okay=False, path_type=Path),
               help="Dev file whose balanced pairs set the clone threshold (default: the model's own).")
 @click.option("--no-tfidf", is_flag=True, help="Skip the TF-IDF baseline.")
 @batch_size_option

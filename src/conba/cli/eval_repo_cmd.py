@@ -20,6 +20,7 @@ from conba.cli.options import (
     resolve_index_dir,
     resolve_model,
 )
+from conba.cli.paths import InputPath
 
 
 def parse_baselines(value: str) -> tuple[str, ...]:
@@ -35,8 +36,8 @@ def parse_baselines(value: str) -> tuple[str, ...]:
 
 
 @click.command("eval-repo")
-@click.argument("paths", nargs=-1)
-@click.option("-g", "--groups", "groups_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
+@click.argument("paths", nargs=-1, type=InputPath())
+@click.option("-g", "--groups", "groups_file", required=True, type=InputPath(dir_okay=False, path_type=Path),
               help="JSONL, one line per group: {\"group\": NAME, \"files\": [PATH, ...]} (paths relative to it).")
 @index_option
 @model_option

@@ -22,13 +22,14 @@ from conba.cli.options import (
     resolve_model,
     view_option,
 )
+from conba.cli.paths import InputPath
 
 # the shared helpers live in conba.cli.options; importing them from here keeps working
 __all__ = ["index", "index_option", "parse_size", "resolve_index_dir", "resolve_model"]
 
 
 @click.command("index")
-@click.argument("paths", nargs=-1)
+@click.argument("paths", nargs=-1, type=InputPath())
 @index_option
 @model_option
 @view_option

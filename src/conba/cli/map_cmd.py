@@ -8,9 +8,16 @@ import click
 
 from conba.cli.common import friendly_errors, show_progress
 from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
-from conba.cli.options import lexical_weight_option, model_option, output_file_option, progress_option
-from conba.cli.paths import check_output_file
+from conba.cli.options import (
+    FiniteFloat,
+    lexical_weight_option,
+    model_option,
+    output_file_option,
+    progress_option,
+)
+from conba.cli.paths import InputPath, check_output_file
 from conba.mapping.config import DEFAULT_CONTRAST, DEFAULT_MARGIN, DEFAULT_PATH_WEIGHT, DEFAULT_RELAX, ONLY
+from conba.utils.io import open_output
 
 SUMMARY_FILES = 40  # per-file lines of the stderr summary (least covered first)
 
@@ -24,31 +31,31 @@ def _summary(port: object) -> str:
 
 
 @click.command("map")
-@click.argument("source", required=False, type=click.Path(path_type=Path))
-@click.argument("target", required=False, type=click.Path(path_type=Path))
+@click.argument("source", required=False, type=InputPath(path_type=Path))
+@click.argument("target", required=False, type=InputPath(path_type=Path))
 @index_option
 @model_option
 @click.option("--source-lang", default=None, metavar="LANG", help="Only source functions in this language.")
 @click.option("--target-lang", default=None, metavar="LANG", help="Only target functions in this language.")
 @click.option("-t", "--threshold", default="auto", show_default=True, metavar="T|auto",
               help="Score a counterpart needs; auto = the model's calibrated clone threshold (as `conba clones`).")
-@click.option("--margin", default=DEFAULT_MARGIN, show_default=True, type=click.FloatRange(0, 2),
+@click.option("--margin", default=DEFAULT_MARGIN, show_default=True, type=FiniteFloat(0, 2),
               help="Ambiguous when another candidate above the threshold scores within this of the match.")
-@click.option("--relax", default=DEFAULT_RELAX, show_default=True, type=click.FloatRange(0, 2),
+@click.option("--relax", default=DEFAULT_RELAX, show_default=True, type=FiniteFloat(0, 2),
               help="A source and a target function that are each other's best match are matched down to the "
                    "threshold minus this (0: never below the threshold).")
-@click.option("--contrast", default=DEFAULT_CONTRAST, show_default=True, type=click.FloatRange(0, 2),
+@click.option("--contrast", default=DEFAULT_CONTRAST, show_default=True, type=FiniteFloat(0, 2),
               help="Missing when the match scores less than this above the mean of the function's next 5 "
                    "scores: nothing stands out (0: off).")
-@click.option("--path-weight", default=DEFAULT_PATH_WEIGHT, show_default=True, type=click.FloatRange(0, 2),
+@click.option("--path-weight", default=DEFAULT_PATH_WEIGHT, show_default=True, type=FiniteFloat(0, 2),
               help="Weight of the words of the file names (bubble_sort.rs ~ BubbleSort.js) in the file mapping "
                    "(0: the files' contents only).")
 @click.option("--keep-trivial", is_flag=True,
               help="Keep trivial functions (near-empty bodies, one-line getters/setters, tests); skipped by default.")
 @click.option("--only", type=click.Choice(ONLY), default=None, help="Only list source functions with this status.")
-@click.option("--min-coverage", default=None, type=click.FloatRange(0, 100), metavar="PCT",
+@click.option("--min-coverage", default=None, type=FiniteFloat(0, 100), metavar="PCT",
               help="Exit with status 1 when less than PCT % of the source functions have a counterpart (CI).")
-@click.option("-g", "--groups", "groups_file", default=None, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("-g", "--groups", "groups_file", default=None, type=InputPath(dir_okay=False, path_type=Path),
               help="Score the map against a groups file (JSONL; function 'members' as ports_dev, or 'files' as "
                    "algorithms_dev): matched-pair precision / recall, missing functions found, files right.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["jsonl", "csv", "html"]), default="jsonl",
@@ -104,7 +111,7 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
                          target_lang, config)
     evaluation = [evaluate(port, groups_file)] if groups_file is not None else []
     try:
-        with click.open_file(output, "w", encoding="utf-8", atomic=output != "-") as out:
+        with open_output(output) as out:
             write_map(port, out, fmt, only, extra=evaluation)
     except OSError as exc:
         raise click.ClickException(f"{output}: cannot write ({exc.strerror or exc})") from None

@@ -7,12 +7,12 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors
-from conba.cli.options import output_dir_option, view_option
+from conba.cli.options import FiniteFloat, output_dir_option, view_option
 
 
 @click.command("merge")
 @click.argument("finetuned", metavar="MODEL")
-@click.option("-a", "--alpha", type=click.FloatRange(0.0, 1.0), required=True,
+@click.option("-a", "--alpha", type=FiniteFloat(0.0, 1.0), required=True,
               help="Weight of MODEL: 1 = MODEL unchanged, 0 = the base.")
 @click.option("--base", default=None, metavar="M",
               help="The model MODEL was fine-tuned from (default: its untuned backbone with a fresh head).")

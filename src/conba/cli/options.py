@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -20,6 +21,8 @@ from typing import Any
 
 import click
 from click.core import ParameterSource
+
+from conba.cli.paths import InputPath
 
 MODEL_ENV = "CONBA_MODEL"
 CACHE_ENV = "CONBA_CACHE"
@@ -56,6 +59,26 @@ class AliasOption(click.Option):
             return super().get_error_hint(ctx)
         finally:
             self.opts = opts
+
+
+class FiniteFloat(click.FloatRange):
+    """A number from the command line, optionally within bounds (as :class:`click.FloatRange`); NaN and
+    infinities are refused: a NaN compares false with everything, so a gate such as ``--min-coverage nan``
+    would never fire. Every float option uses it (tests/test_reliability_floats.py walks them)."""
+
+    name = "float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+    def __repr__(self) -> str:
+        return f"FiniteFloat({self.min}, {self.max})" if (self.min, self.max) != (None, None) else "FiniteFloat"
+
+
+FINITE_FLOAT = FiniteFloat()
 
 
 class DeviceType(click.Choice):
@@ -259,13 +282,13 @@ def limit_option(help: str, *, default: int = 0) -> Callable:
 def data_files_option(help: str, *, multiple: bool = True, default: Any = None, **kwargs: Any) -> Callable:
     """``-d/--data FILE``: data file(s) (grouped JSONL); a folder of them is ``--data-dir DIR``."""
     return click.option("-d", "--data", "data", multiple=multiple, default=default,
-                        type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help=help, **kwargs)
+                        type=InputPath(dir_okay=False, path_type=Path), metavar="FILE", help=help, **kwargs)
 
 
 def time_budget_option(help: str = "Stop training after this many seconds (0: no limit).", *,
                        default: float = 0.0) -> Callable:
     """``--time-budget SECONDS``: always seconds."""
-    return click.option("--time-budget", "time_budget", type=click.FloatRange(0), default=default,
+    return click.option("--time-budget", "time_budget", type=FiniteFloat(0), default=default,
                         show_default=True, metavar="SECONDS", help=help)
 
 
@@ -289,7 +312,9 @@ def config_option(config: type, name: str, *decls: str, help: str | None = None,
         kwargs["is_flag"] = True
     elif choices is not None:
         kwargs.setdefault("type", click.Choice(list(choices)))
-    elif "type" not in kwargs and isinstance(default, (int, float, str)):
+    elif "type" not in kwargs and isinstance(default, float):
+        kwargs["type"] = FINITE_FLOAT
+    elif "type" not in kwargs and isinstance(default, (int, str)):
         kwargs["type"] = type(default)
     kwargs.setdefault("show_default", not isinstance(default, bool))
     return click.option(*decls, name, default=default, help=help, **kwargs)
@@ -312,7 +337,7 @@ def lexical_weight_option(f: Callable | None = None, *, help: str = "") -> Calla
 
     def deco(g: Callable) -> Callable:
         return click.option(
-            "--lexical-weight", "lexical_weight", type=float, default=None, metavar="W", callback=_weight,
+            "--lexical-weight", "lexical_weight", type=FINITE_FLOAT, default=None, metavar="W", callback=_weight,
             help=("Share of the lexical (identifier-word TF-IDF) cosine in the score: "
                   "(1 - W) * dense + W * lexical; 0 = dense only. " + (help or "Default: the index's.")).strip(),
         )(g)
@@ -331,7 +356,7 @@ def restart_option(help: str = "Discard a saved checkpoint in OUT instead of res
 
 def dev_files_option(help: str, *, name: str = "dev") -> Callable:
     """``-D/--dev FILE``: dev file(s) (repeatable)."""
-    return click.option("-D", "--dev", name, multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+    return click.option("-D", "--dev", name, multiple=True, type=InputPath(dir_okay=False, path_type=Path),
                         metavar="FILE", help=help)
 
 

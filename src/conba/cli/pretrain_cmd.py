@@ -9,6 +9,7 @@ import click
 
 from conba.cli.common import friendly_errors
 from conba.cli.options import (
+    FINITE_FLOAT,
     AliasOption,
     device_option,
     output_dir_option,
@@ -16,10 +17,11 @@ from conba.cli.options import (
     restart_option,
     seed_option,
 )
+from conba.cli.paths import InputPath
 
 
 @click.command("pretrain")
-@click.argument("data", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("data", nargs=-1, required=True, type=InputPath(path_type=Path))
 @output_dir_option("Output backbone folder (Hugging Face format; pass it to `conba train --backbone`).")
 @click.option("--backbone", default="default", show_default=True,
               help="HF encoder name or local folder; 'default' = embedded all-MiniLM-L6-v2.")
@@ -31,14 +33,17 @@ from conba.cli.options import (
 @click.option("--max-chunks-per-file", default=0, show_default=True, help="Windows kept per file/snippet; 0 = all.")
 @click.option("--train-batch-size", "batch_size", cls=AliasOption, aliases=["-b", "--batch-size"], default=16,
               show_default=True, metavar="N", help="Sequences per training batch.")
-@click.option("--lr", default=5e-5, show_default=True, help="Peak learning rate (linear warm-up and decay).")
-@click.option("--warmup", default=0.06, show_default=True, help="Fraction of steps spent warming up.")
-@click.option("--mask-prob", default=0.15, show_default=True,
+@click.option("--lr", default=5e-5, type=FINITE_FLOAT, show_default=True,
+              help="Peak learning rate (linear warm-up and decay).")
+@click.option("--warmup", default=0.06, type=FINITE_FLOAT, show_default=True,
+              help="Fraction of steps spent warming up.")
+@click.option("--mask-prob", default=0.15, type=FINITE_FLOAT, show_default=True,
               help="Fraction of tokens chosen per step (of those: 80% [MASK], 10% random, 10% kept).")
-@click.option("--generator-size", default=0.25, show_default=True,
+@click.option("--generator-size", default=0.25, type=FINITE_FLOAT, show_default=True,
               help="RTD generator width as a fraction of the backbone width.")
 @click.option("--generator-layers", default=0, show_default=True, help="RTD generator layers; 0 = as the backbone.")
-@click.option("--rtd-weight", default=50.0, show_default=True, help="λ, weight of the discriminator loss.")
+@click.option("--rtd-weight", default=50.0, type=FINITE_FLOAT, show_default=True,
+              help="λ, weight of the discriminator loss.")
 @seed_option
 @device_option(help="Where to train")
 @click.option("--amp/--no-amp", default=True, show_default=True, help="bf16 autocast on CUDA.")

@@ -8,6 +8,7 @@ import click
 
 from conba.cli.common import friendly_errors, resolve_model_name
 from conba.cli.options import (
+    FINITE_FLOAT,
     config_option,
     data_files_option,
     limit_option,
@@ -17,6 +18,7 @@ from conba.cli.options import (
     restart_option,
     seed_option,
 )
+from conba.cli.paths import InputPath
 from conba.prune.train_config import DEFAULT_TRAIN, SALIENCY_MODES, PruneTrainConfig
 
 _DEFAULTS = PruneTrainConfig()
@@ -96,8 +98,8 @@ def train(model: str | None, out: Path, keep_ratio: float, layers: str, data: tu
 
 
 @prune.command("set")
-@click.argument("model_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("-r", "--keep-ratio", default=None, type=float, help="New share of tokens kept per pruning layer.")
+@click.argument("model_dir", type=InputPath(file_okay=False, path_type=Path))
+@click.option("-r", "--keep-ratio", default=None, type=FINITE_FLOAT, help="New share of tokens kept per pruning layer.")
 @click.option("-L", "--layers", default="", metavar="LIST",
               help="Prune at these layers only (a subset of the trained ones), e.g. '3-5'.")
 @friendly_errors

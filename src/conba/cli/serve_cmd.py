@@ -9,6 +9,7 @@ import click
 from conba.cli.common import friendly_errors
 from conba.cli.options import (
     TOKEN_ENV,
+    FiniteFloat,
     engine_option,
     fast_option,
     index_option,
@@ -45,7 +46,7 @@ def _is_loopback(host: str) -> bool:
               help="Most snippets per /encode request.")
 @click.option("--max-chars", default=20_000, show_default=True, type=click.IntRange(1),
               help="Most characters per snippet.")
-@click.option("--reload-interval", default=1.0, show_default=True, metavar="SECONDS",
+@click.option("--reload-interval", default=1.0, show_default=True, metavar="SECONDS", type=FiniteFloat(0),
               help="How often to look for a re-indexed index (0: never).")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))

@@ -20,9 +20,10 @@ from conba.cli.options import (
     time_budget_option,
     view_option,
 )
+from conba.cli.paths import InputPath
 from conba.train.config import CONTROL_CODES, HEAD_MODES, HEADS, LOSSES, SAVE_DTYPES, STATE_AS, TUNE_MODES, TrainConfig
 
-_PATH = click.Path(dir_okay=False, path_type=Path)
+_PATH = InputPath(dir_okay=False, path_type=Path)
 _DEFAULTS = TrainConfig()
 
 

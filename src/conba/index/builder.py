@@ -65,6 +65,9 @@ def scan(store: Store, paths: Iterable[str | os.PathLike], report: AddReport,
                 read_source(cand.path, max_file_size)
             except Skip as exc:
                 raise SourceError(index_error_message(exc)) from None
+    # only now is the index marked as being written: a run stopped while walking (or refused for a bad
+    # path) leaves it as it was, usable by read-only commands
+    store.set_meta(state="building")
     states = store.file_states()
     current = store.get_meta("extractor") == str(EXTRACTOR_VERSION)  # else re-extract unchanged files too
     kept: set[str] = set()

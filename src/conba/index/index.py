@@ -38,7 +38,6 @@ from conba.index.errors import (
     CodeIndexError,
     CorruptIndexError,
     IncompleteIndexError,
-    SourceError,
 )
 from conba.index.identity import DEFAULT_ENGINE, FORMAT_VERSION, failure_reason, model_label
 from conba.index.lock import IndexLock
@@ -237,14 +236,9 @@ class Index:
     def _add(self, paths: list, model: Any, max_file_size: int, batch_size: int, commit_every: int | None,
              show_progress: bool, encoder: Callable[..., None] | None = None) -> AddReport:
         report = AddReport(engine=self.engine, view=getattr(model, "view", None) or "raw")
-        previous = self._db(self.store.get_meta, "state")
-        self._db(self.store.set_meta, state="building")
-        try:
-            changed = self._db(builder.scan, self.store, paths, report, max_file_size=max_file_size,
-                               exclude=[self.path])
-        except SourceError:
-            self._db(self.store.set_meta, state=previous)  # scan wrote nothing
-            raise
+        # scan marks the index "building" once the paths are walked and checked, before its first write
+        changed = self._db(builder.scan, self.store, paths, report, max_file_size=max_file_size,
+                           exclude=[self.path])
         report.vectors_repaired = self._db(self.store.drop_corrupt_vectors)  # re-encoded just below
         self._db(encoder or builder.encode_missing, self.store, model, report, batch_size=batch_size,
                  commit_every=commit_every, show_progress=show_progress, engine=self.engine)

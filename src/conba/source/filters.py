@@ -10,6 +10,7 @@ import errno
 import fnmatch
 import os
 import re
+import stat
 from pathlib import Path
 
 from conba.errors import ConbaError
@@ -86,9 +87,11 @@ def read_source(path: str | Path, max_size: int = DEFAULT_MAX_FILE_SIZE) -> str:
     if is_generated_name(path):
         raise Skip(path, "generated", "generated file (by its name)")
     try:
-        size = os.stat(path).st_size
-        check_size(path, size, max_size)
-        with open(path, "rb") as fh:
+        # O_NONBLOCK: a FIFO opens at once (and is refused below) instead of waiting for a writer forever
+        with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as fh:
+            st = os.fstat(fh.fileno())
+            check_regular(path, st.st_mode)
+            check_size(path, st.st_size, max_size)
             data = fh.read(max_size + 1)
     except Skip:
         raise
@@ -112,6 +115,15 @@ def read_source(path: str | Path, max_size: int = DEFAULT_MAX_FILE_SIZE) -> str:
     if not text.strip():
         raise Skip(path, "empty")
     return text
+
+
+def check_regular(path: str | Path, mode: int) -> None:
+    """:class:`Skip` ("not a regular file") unless ``mode`` (an ``st_mode``) is a regular file's: a FIFO
+    would block the read, a device would be read as code."""
+    if not stat.S_ISREG(mode):
+        from conba.utils.io import file_kind
+
+        raise Skip(path, "not a regular file", f"is {file_kind(mode)}, not a regular file")
 
 
 def os_error_skip(path: Path, exc: OSError) -> Skip:

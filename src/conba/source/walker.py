@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from conba.errors import SourceError
 from conba.source.filters import (
     DEFAULT_MAX_FILE_SIZE,
     Skip,
+    check_regular,
     check_size,
     index_error_message,
     is_excluded_dir,
@@ -120,14 +122,16 @@ def discover(paths: Iterable[str | os.PathLike], max_size: int = DEFAULT_MAX_FIL
         if not os.path.lexists(path):
             raise SourceError(f"{raw}: no such file or directory")
         try:
-            is_dir = path.is_dir()
+            mode = os.stat(path).st_mode  # Path.is_dir() would say False for a symlink loop
         except OSError as exc:
-            raise SourceError(f"{raw}: {'symlink loop' if exc.errno == errno.ELOOP else exc.strerror}") from None
-        if is_dir:
+            why = {errno.ELOOP: "symlink loop", errno.ENOENT: "broken symlink"}.get(exc.errno, exc.strerror)
+            raise SourceError(f"{raw}: {why}") from None
+        if stat.S_ISDIR(mode):
             out.roots.append(str(path))
             _walk(path, _parent_ignores(path), out, max_size, excluded, seen)
             continue
         try:
+            check_regular(raw, mode)  # a FIFO would hang the read, a device would be read as code
             cand = _candidate(path, True, max_size)
         except Skip as exc:
             raise SourceError(index_error_message(exc)) from None
