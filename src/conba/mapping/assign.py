@@ -63,8 +63,11 @@ def one_to_one(scores: np.ndarray, threshold: float) -> np.ndarray:
     return assigned
 
 
-def _top(row: np.ndarray, k: int) -> list[int]:
+def top_columns(row: np.ndarray, k: int) -> list[int]:
+    """The columns of the ``k`` highest scores of ``row`` (float (m,)), best first."""
     k = min(k, row.size)
+    if k <= 0:
+        return []
     part = np.argpartition(-row, k - 1)[:k] if k < row.size else np.arange(row.size)
     return [int(j) for j in part[np.argsort(-row[part], kind="stable")]]
 
@@ -123,7 +126,7 @@ def assign(scores: np.ndarray, threshold: float, margin: float, candidates: int 
     for i in range(n):
         row = scores[i]
         j = int(assigned[i])
-        cands.append([k for k in _top(row, candidates) if row[k] >= threshold or k == j])
+        cands.append([k for k in top_columns(row, candidates) if row[k] >= threshold or k == j])
         if j < 0 and row[best[i]] < threshold:
             put(MISSING)
             continue

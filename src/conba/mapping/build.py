@@ -19,7 +19,9 @@ from conba.clones.display import display_path
 from conba.clones.threshold import resolve_threshold
 from conba.clones.trivial import trivial_reason
 from conba.data.records import DataError, normalize_language
-from conba.mapping.assign import assign
+from conba.index.store import db_path, shown_path
+from conba.mapping.align import align_units
+from conba.mapping.assign import MISSING, assign, top_columns
 from conba.mapping.config import MapConfig
 from conba.mapping.files import file_lexical_scores, map_files
 from conba.mapping.records import FunctionMatch, PortMap
@@ -33,8 +35,9 @@ def _under(path: str, roots: Sequence[str]) -> bool:
 
 def select_units(units: Sequence[Unit], paths: Sequence[str | os.PathLike] | None = None,
                  language: str | None = None) -> list[Unit]:
-    """The units below any of ``paths`` (files or folders; None: anywhere) in ``language`` (None: any)."""
-    roots = [os.path.abspath(p) for p in paths] if paths else None
+    """The units below any of ``paths`` (files or folders; None: anywhere) in ``language`` (None: any).
+    The paths are matched as the index shows its files: symlinks resolved, names escaped (:func:`shown_path`)."""
+    roots = [r for p in paths for s in [db_path(os.path.realpath(p))] for r in {s, shown_path(s)}] if paths else None
     lang = normalize_language(language) if language else None
     return [u for u in units if (roots is None or _under(u.file, roots)) and (lang is None or u.language == lang)]
 
@@ -85,9 +88,14 @@ def map_units(idx: Any, source: Sequence[Unit], target: Sequence[Unit], config: 
     functions = []
     for i, unit in enumerate(source):
         j = int(a.target[i])
-        functions.append(FunctionMatch(
-            unit, a.status[i], target[j] if j >= 0 else None, float(a.score[i]) if j >= 0 else None,
-            a.reason[i], [(target[c], float(scores[i, c])) for c in a.candidates[i]]))
+        match = FunctionMatch(unit, a.status[i], target[j] if j >= 0 else None,
+                              float(a.score[i]) if j >= 0 else None, a.reason[i],
+                              [(target[c], float(scores[i, c])) for c in a.candidates[i]])
+        if match.status == MISSING and config.nearest:
+            match.nearest = [(target[c], float(scores[i, c])) for c in top_columns(scores[i], config.nearest)]
+        elif match.target is not None and config.align:
+            match.lines = align_units(unit, match.target).to_list()
+        functions.append(match)
     files = map_files(functions, scores, [u.file for u in target],
                       file_lexical_scores(idx, source, target, config.path_weight))
     return PortMap(functions, files, threshold, config.margin, len(target), skipped, dict(info or {}), list(target))

@@ -11,6 +11,7 @@ DEFAULT_CANDIDATES = 3
 DEFAULT_RELAX = 0.1       # mutual-best pairs are matched down to threshold - relax
 DEFAULT_CONTRAST = 0.05   # an assigned score this far above the mean of the row's next 5 scores, else missing
 DEFAULT_PATH_WEIGHT = 0.5  # the weight of the file names' words in the file-level score
+DEFAULT_NEAREST = 2       # closest targets listed with each missing function, for the reader to check
 ONLY = ("matched", "ambiguous", "missing")
 
 
@@ -26,7 +27,9 @@ class MapConfig:
     relax`` (0: never below the threshold). ``contrast``: an assigned pair whose score is less than this above
     the mean of the source function's next 5 scores is *missing* (a flat row: nothing stands out; 0: off).
     ``path_weight``: the weight of the words of the file names (``bubble_sort.rs`` ~ ``BubbleSort.js``) in the
-    file-level score, next to the function scores and the files' lexical similarity (0: contents only)."""
+    file-level score, next to the function scores and the files' lexical similarity (0: contents only).
+    ``nearest``: the closest target functions listed with each missing function (0: none). ``align``: align
+    the lines of each matched and ambiguous pair with its counterpart (:mod:`conba.mapping.align`)."""
 
     threshold: float | None = None
     margin: float = DEFAULT_MARGIN
@@ -35,6 +38,8 @@ class MapConfig:
     relax: float = DEFAULT_RELAX
     contrast: float = DEFAULT_CONTRAST
     path_weight: float = DEFAULT_PATH_WEIGHT
+    nearest: int = DEFAULT_NEAREST
+    align: bool = True
 
     def __post_init__(self) -> None:
         if self.threshold is not None and not -1.0 <= self.threshold <= 1.0:
@@ -44,5 +49,7 @@ class MapConfig:
         for name in ("relax", "contrast", "path_weight"):
             if not 0.0 <= getattr(self, name) <= 2.0:
                 raise ConfigError(f"{name} must be in [0, 2], got {getattr(self, name)}")
+        if self.nearest < 0:
+            raise ConfigError(f"nearest must be >= 0, got {self.nearest}")
         if self.candidates < 1:
             raise ConfigError(f"candidates must be >= 1, got {self.candidates}")

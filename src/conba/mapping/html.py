@@ -1,7 +1,9 @@
 """The HTML port-coverage report of ``conba map``: one self-contained file in the clone report's style.
 
-Per source file (least covered first): a coverage bar, the missing functions first (with their code), then
-the ambiguous ones (with their candidates), then the matched pairs side by side with their score. The page
+Per source file (least covered first): a coverage bar, the missing functions first (with their code and their
+nearest targets), then the ambiguous ones (with their candidates and the best one aligned), then the matched
+pairs side by side with their score, their lines aligned (:mod:`conba.mapping.align_html`). With a drift
+(``--since``), its changed source functions come first. The page
 is the jinja2 template ``templates/map_report.html`` (autoescaped; pygments output is marked safe); it reuses
 the clone report's CSS and macros (:mod:`conba.clones.html_report`).
 """
@@ -10,12 +12,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+from typing import Any
 
 import jinja2
 from markupsafe import Markup
 
 from conba.clones.display import display_path
 from conba.clones.html_report import highlight, score_level, score_width, style_css, unit_href
+from conba.mapping.align_html import align_css, aligned_card
 from conba.mapping.assign import AMBIGUOUS, MATCHED, MISSING
 from conba.mapping.records import PortMap
 
@@ -30,7 +34,8 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=loader, autoescape=True, trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)
     env.globals.update(score_level=score_level, score_width=score_width, href=unit_href, display_path=display_path,
-                       highlight=lambda code, language, first: Markup(highlight(code, language, first)))
+                       highlight=lambda code, language, first: Markup(highlight(code, language, first)),
+                       aligned_card=aligned_card)
     return env
 
 
@@ -39,8 +44,10 @@ def coverage_level(coverage: float) -> str:
     return "s-hi" if coverage >= 0.9 else "s-mid" if coverage >= 0.6 else "s-lo"
 
 
-def render_map_html(port: PortMap, title: str = "conba port coverage", only: str | None = None) -> str:
-    """The whole report as one HTML string (``only``: show only functions of that status)."""
+def render_map_html(port: PortMap, title: str = "conba port coverage", only: str | None = None,
+                    drift: Any = None) -> str:
+    """The whole report as one HTML string (``only``: show only functions of that status; ``drift``: a
+    :class:`~conba.mapping.drift.Drift`, shown first)."""
     s = port.summary_dict()
     facts = [f"coverage {port.coverage:.1%}", f"{s[MATCHED]} matched", f"{s[AMBIGUOUS]} ambiguous",
              f"{s[MISSING]} missing", f"{s['files_mapped']} of {s['files']} files mapped",
@@ -55,4 +62,4 @@ def render_map_html(port: PortMap, title: str = "conba port coverage", only: str
     return _environment().get_template("map_report.html").render(
         title=title, facts=facts, where=where + [f"generated {_dt.datetime.now():%Y-%m-%d %H:%M}"],
         sections=sections, hidden_files=max(0, len(files) - MAX_FILES), max_rows=MAX_ROWS,
-        pygments_css=style_css()) + "\n"
+        pygments_css=style_css() + align_css(), drift=drift) + "\n"

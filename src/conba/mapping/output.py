@@ -43,11 +43,14 @@ def write_csv(port: PortMap, out: TextIO, only: str | None = None) -> None:
 
 
 def write_plain(port: PortMap, out: TextIO, only: str | None = None) -> None:
-    """One line per source function: status, score, source location and name, counterpart."""
+    """One line per source function: status, score, source location and name, counterpart (missing: the
+    nearest targets, with their scores)."""
     for f in _selected(port, only):
         s, t = f.source, f.target
         score = "  -  " if f.score is None else f"{f.score:.3f}"
         there = f"{t.qualname} ({display_path(t.file)}:{t.start_line})" if t is not None else "-"
+        if f.nearest:  # missing: its nearest targets, to check it is not there
+            there = ", ".join(f"{u.qualname} ({display_path(u.file)}:{u.start_line}) {sc:.3f}" for u, sc in f.nearest)
         arrow = "->" if f.status != "missing" else "~ "
         out.write(f"{f.status:<9} {score}  {display_path(s.file)}:{s.start_line} {s.qualname} {arrow} {there}\n")
 

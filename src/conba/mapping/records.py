@@ -27,13 +27,23 @@ class FunctionMatch:
     score: float | None
     reason: str = ""
     candidates: list[tuple[Unit, float]] = field(default_factory=list)
+    nearest: list[tuple[Unit, float]] = field(default_factory=list)  # missing: the closest targets, to check
+    lines: list[dict[str, Any]] | None = None  # matched / ambiguous: aligned line ranges (conba.mapping.align)
 
     def to_dict(self, code: bool = False) -> dict[str, Any]:
-        return {"type": "function", "status": self.status, "reason": self.reason or None, "score": _r(self.score),
-                "source": relative_unit_dict(self.source, code),
-                "target": relative_unit_dict(self.target, code) if self.target is not None else None,
-                "candidates": [{"name": u.qualname, "file": display_path(u.file), "start_line": u.start_line,
-                                "score": _r(s)} for u, s in self.candidates]}
+        d = {"type": "function", "status": self.status, "reason": self.reason or None, "score": _r(self.score),
+             "source": relative_unit_dict(self.source, code),
+             "target": relative_unit_dict(self.target, code) if self.target is not None else None,
+             "candidates": [_brief(u, s) for u, s in self.candidates]}
+        if self.nearest:
+            d["nearest"] = [_brief(u, s) for u, s in self.nearest]
+        if self.lines is not None:
+            d["lines"] = self.lines
+        return d
+
+
+def _brief(u: Unit, score: float) -> dict[str, Any]:
+    return {"name": u.qualname, "file": display_path(u.file), "start_line": u.start_line, "score": _r(score)}
 
 
 @dataclass
