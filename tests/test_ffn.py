@@ -61,7 +61,7 @@ def test_narrow_refuses_bad_widths(model, size):
 
 
 def test_narrow_refuses_encoders_of_another_shape():
-    with pytest.raises(ConfigError, match="only BERT/RoBERTa-family encoders"):
+    with pytest.raises(ConfigError, match="feed-forward narrowing supports BERT/RoBERTa-family backbones"):
         narrow_ffn(torch.nn.Linear(4, 4), 2)
 
 

@@ -171,7 +171,14 @@ def test_cli_layer_terms_refuse_a_prefix_head(tiny_backbone, tiny_data, tmp_path
 
 def test_cli_layer_terms_refuse_a_backbone_without_conbas_layer_loop(teacher, tiny_data, tmp_path, monkeypatch):
     teacher_dir = str(teacher.save(tmp_path / "teacher"))
-    monkeypatch.setattr("conba.encoder.layers.OWN_LOOP_MODEL_TYPES", ("roberta",))  # as if it were not BERT
+    import dataclasses
+
+    from conba.encoder import adapter
+
+    # as if conba could not run BERT's layers itself (it still drops them, for the student)
+    bert = dataclasses.replace(adapter.BERT, model_types=("bert",), operations=frozenset({"drop-layers"}))
+    roberta = dataclasses.replace(adapter.BERT, model_types=("roberta",))
+    monkeypatch.setattr(adapter, "FAMILIES", (bert, roberta, *adapter.FAMILIES[1:]))
     out = tmp_path / "run"
     res = _run(teacher_dir, tiny_data, out, "--hidden-weight", "1")
     assert res.exit_code == 1 and "layer-wise distillation" in res.output and "not model type 'bert'" in res.output

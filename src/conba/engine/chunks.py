@@ -36,6 +36,7 @@ class Chunked:
     ids: list[list[int]]
     owner: list[int]
     weight: list[int]
+    prompt_tokens: int = 0  # leading tokens of every window that are the prompt (special tokens included)
 
 
 def special_template(tokenizer) -> tuple[list[int], list[int]]:
@@ -68,28 +69,37 @@ def window_starts(total: int, width: int, max_chunks: int | None) -> list[tuple[
     return spans
 
 
-def chunk_ids(backbone, codes: Sequence[str], max_chunks: int | None = DEFAULT_MAX_CHUNKS) -> Chunked:
+def chunk_ids(backbone, codes: Sequence[str], max_chunks: int | None = DEFAULT_MAX_CHUNKS,
+              prompt: str = "") -> Chunked:
     """Tokenize ``codes`` once (no truncation) and cut each into windows of ``backbone.max_length``.
-    ``max_chunks=1`` reproduces truncation to the first window exactly."""
+    ``max_chunks=1`` reproduces truncation to the first window exactly. ``prompt``: text put before
+    each snippet (tokenized with it, as sentence-transformers does) and repeated in every window."""
     from transformers.utils import logging as hf_logging
 
     tok = backbone.tokenizer
     prefix, suffix = special_template(tok)
-    width = backbone.max_length - len(prefix) - len(suffix)
+    lead = list(tok(prompt, add_special_tokens=False)["input_ids"]) if prompt else []
+    width = backbone.max_length - len(prefix) - len(suffix) - len(lead)
+    if width < 1:
+        raise ConfigError(f"the prompt takes {len(lead)} tokens, leaving none of the {backbone.max_length}-token "
+                          "window for the code")
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # "sequence longer than the model's maximum" is what we handle here
     try:
-        texts = [backbone.preprocess(c) for c in codes]
+        texts = [prompt + backbone.preprocess(c) for c in codes]
         if max_chunks == TRUNCATE:
             ids = _first_window_ids(tok, texts, width)
         else:
             ids = tok(texts, add_special_tokens=False, truncation=False, padding=False)["input_ids"]
     finally:
         hf_logging.set_verbosity(verbosity)
-    out = Chunked([], [], [])
+    out = Chunked([], [], [], len(prefix) + len(lead))
     for n, content in enumerate(ids):
+        content = list(content)
+        head = lead if content[:len(lead)] == lead else []  # else: the prompt merged into the code's tokens
+        content = content[len(head):]
         for start, end in window_starts(len(content), width, max_chunks):
-            out.ids.append(prefix + list(content[start:end]) + suffix)
+            out.ids.append(prefix + head + content[start:end] + suffix)
             out.owner.append(n)
             out.weight.append(max(1, end - start))
     return out

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import shutil
 import tempfile
 import warnings
@@ -31,6 +30,8 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
+from conba.encoder import adapter
+from conba.encoder.adapter_bert import bert_layer, is_bert_layer
 from conba.encoder.layers import embed_input, extended_mask, require_own_loop, run_layer, run_layers
 from conba.encoder.sdtp.scorer import keep_score
 from conba.errors import ConbaError
@@ -72,7 +73,7 @@ class Segment(nn.Module):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor):
         hidden = embed_input(self.backbone, x) if self.embed else x
-        heads = int(self.backbone.model.config.num_attention_heads)
+        heads = adapter.num_heads(self.backbone.model.config)
 
         def export_layer(layer, hidden: torch.Tensor, ext: torch.Tensor) -> torch.Tensor:
             return bert_layer(layer, hidden, ext, heads) if is_bert_layer(layer) else run_layer(layer, hidden, ext)
@@ -82,32 +83,6 @@ class Segment(nn.Module):
         if self.scorer is None:
             return hidden
         return hidden, keep_score(self.scorer(hidden))
-
-
-def is_bert_layer(layer) -> bool:
-    """A BERT/RoBERTa-style layer (attention.self.{query,key,value}, attention.output, intermediate, output)."""
-    att = getattr(layer, "attention", None)
-    sa = getattr(att, "self", None)
-    return (all(hasattr(sa, n) for n in ("query", "key", "value")) and hasattr(att, "output")
-            and hasattr(layer, "intermediate") and hasattr(layer, "output"))
-
-
-def bert_layer(layer, hidden: torch.Tensor, ext: torch.Tensor, heads: int) -> torch.Tensor:
-    """The same maths as a BERT layer, written as the classic graph ONNX Runtime fuses into one
-    Attention op (scores = QK^T / sqrt(d_head) + mask). Args: hidden: (b, l, d); ext: (b, 1, 1, l)."""
-    sa = layer.attention.self
-    d = hidden.shape[-1]
-    d_head = d // heads
-
-    def split(x: torch.Tensor) -> torch.Tensor:
-        return x.view(x.size()[:-1] + (heads, d_head)).permute(0, 2, 1, 3)
-
-    q, k, v = split(sa.query(hidden)), split(sa.key(hidden)), split(sa.value(hidden))
-    scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(d_head) + ext
-    context = torch.matmul(torch.softmax(scores, dim=-1), v).permute(0, 2, 1, 3).contiguous()
-    context = context.view(context.size()[:-2] + (d,))
-    attn_out = layer.attention.output(context, hidden)
-    return layer.output(layer.intermediate(attn_out), attn_out)
 
 
 def segment_bounds(num_layers: int, prune_layers: list[int] | None) -> list[tuple[int, int]]:
@@ -210,7 +185,7 @@ def export_onnx(model, directory: str | Path, quantize: bool = True, prune: bool
                 seg = Segment(backbone, start, end, embed=(i == 0), scorer=scorer).eval()
                 _export_segment(seg, fp32[i], backbone.hidden_size)
                 if optimize:
-                    optimized.append(_optimize(fp32[i], cfg.num_attention_heads, backbone.hidden_size, fuse))
+                    optimized.append(_optimize(fp32[i], adapter.num_heads(cfg), backbone.hidden_size, fuse))
         files = [f"segment{i}.{'int8' if quantize else 'fp32'}.onnx" for i in range(len(bounds))]
         if static is not None:
             from conba.engine.static_quant import quantize_segments

@@ -82,9 +82,8 @@ class PrefixCodes(nn.Module):
 
 
 def _require_layers(backbone) -> None:
-    if getattr(getattr(backbone.model, "encoder", None), "layer", None) is None:
-        raise ValueError(f"prefix control codes need a BERT/RoBERTa-family backbone whose layers conba runs; "
-                         f"{type(backbone.model).__name__} has no encoder.layer list (use --control-codes offset)")
+    """Prefix codes enter at the embedding layer: conba must run the backbone's layers itself."""
+    backbone.require("own-loop", "prefix control codes (use --control-codes offset)")
 
 
 def run_prefixed(backbone, prefix: PrefixCodes, hidden: torch.Tensor, attention_mask: torch.Tensor,

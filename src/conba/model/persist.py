@@ -5,12 +5,14 @@ A saved model is a folder::
     conba_config.json        format, format_version, backbone config, thresholds, fingerprint, view, info
     head/                    head_config.json + head.safetensors
     prune/                   SDTP scorers (optional): prune_config.json + prune.safetensors
+    readout/                 the backbone's own read-out (optional: pooling other than the mean, Dense,
+                             prompts; conba.encoder.readout): readout_config.json + readout.safetensors
     backbone/                full Hugging Face folder (safetensors + tokenizer), or
     backbone_delta.safetensors   only the tensors that differ from an always-available base model
 
 Loading refuses a ``format_version`` newer than this conba writes and checks that the weights it
 read hash to the stored ``fingerprint`` (float16 saves round the weights before hashing, so they
-round-trip exactly).
+round-trip exactly). A backbone saved with ``trust_remote_code`` loads only with that opt-in again.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from conba.encoder import adapter
 from conba.encoder.backbone import Backbone, BackboneConfig, BackboneError, apply_shape, is_embedded, load_hf
+from conba.encoder.readout import load_readout, save_readout
 from conba.errors import ConfigError, FormatError
 from conba.heads import load_head, save_head
 from conba.lexical.fusion import check_weight
@@ -84,9 +88,14 @@ def save_model(model: ConbaModel, directory: str | Path, storage: str = "auto", 
     if dtype not in ("float32", "float16"):
         raise ConfigError("dtype must be float32 or float16")
     _save_backbone(model, directory, storage, dtype)
+    readout = model.backbone.readout
     if dtype == "float16":
-        round_to(torch.float16, list(model.head.parameters()))
+        round_to(torch.float16, list(model.head.parameters()) + list(readout.parameters() if readout else []))
     save_head(model.head, directory / "head")
+    if readout is not None:
+        save_readout(readout, directory / "readout")
+    else:
+        shutil.rmtree(directory / "readout", ignore_errors=True)
     if model.pruner is not None:
         save_pruner(model.pruner, directory / "prune")
     else:
@@ -124,13 +133,16 @@ def read_config(directory: Path) -> ModelConfig:
     return ModelConfig.from_dict(config, source=cfg_path)
 
 
-def _load_backbone(directory: Path, config: ModelConfig) -> Backbone:
+def _load_backbone(directory: Path, config: ModelConfig, trust_remote_code: bool = False) -> Backbone:
     from safetensors import SafetensorError  # transformers' own loading raises it for a corrupt folder
 
     bcfg = BackboneConfig.from_dict(config.backbone, source=directory / CONFIG_NAME)
+    if bcfg.trust_remote_code and not trust_remote_code:
+        raise ModelError(f"{directory}: its backbone runs code from its model folder (saved with --trust-remote-code); "
+                         "load it with --trust-remote-code (trust_remote_code=True) if you trust it")
     try:
         if config.backbone_storage == "full":
-            tokenizer, hf = load_hf(str(existing_dir(directory / "backbone")))
+            tokenizer, hf = load_hf(str(existing_dir(directory / "backbone")), bcfg.trust_remote_code)
         else:
             tokenizer, hf = load_hf(bcfg.name_or_path)
             apply_shape(hf, bcfg)  # a student's layers and width, before its weights go over the base's
@@ -141,14 +153,19 @@ def _load_backbone(directory: Path, config: ModelConfig) -> Backbone:
                     raise ModelError(f"{directory}: delta tensor '{k}' not in base model {bcfg.name_or_path}")
                 state[k] = v.to(state[k].dtype)
             hf.load_state_dict(state)
-        return Backbone(bcfg, tokenizer=tokenizer, model=hf)
+        readout = None
+        if (directory / "readout").is_dir():
+            readout = load_readout(directory / "readout", adapter.hidden_size(hf.config))
+        return Backbone(bcfg, tokenizer=tokenizer, model=hf, readout=readout)
     except (SafetensorError, FormatError, FileNotFoundError, OSError) as exc:
         raise ModelError(f"{directory}: backbone weights missing or corrupt ({exc})") from None
+    except ConfigError as exc:
+        raise ModelError(f"{directory}: {exc}") from None
     except BackboneError as exc:
         raise ModelError(f"{directory}: {exc}") from None
 
 
-def load_folder(cls: type[ConbaModel], directory: str | Path) -> ConbaModel:
+def load_folder(cls: type[ConbaModel], directory: str | Path, trust_remote_code: bool = False) -> ConbaModel:
     """:meth:`ConbaModel.load`."""
     from conba.encoder.sdtp.scorer import load_pruner
     from conba.engine.chunks import check_max_chunks
@@ -156,7 +173,7 @@ def load_folder(cls: type[ConbaModel], directory: str | Path) -> ConbaModel:
     directory = existing_dir(directory)  # NAME.old when a crash mid-swap left only that (replace_dir)
     cfg_path = directory / CONFIG_NAME
     config = read_config(directory)
-    backbone = _load_backbone(directory, config)
+    backbone = _load_backbone(directory, config, trust_remote_code)
     head = load_head(directory / "head")
     model = cls(backbone, head, threshold=config.threshold, info=config.info, view=config.view)
     stored = config.fingerprint

@@ -42,6 +42,9 @@ def unsupported_reason(model: Any) -> str | None:
         return f"its head is '{head.kind}' (only pooled 'none' and 'linear' heads have an equivalent)"
     if head.mode != "pooled":
         return f"its head runs in '{head.mode}' mode (only 'pooled' has an equivalent)"
+    if model.backbone.readout is not None:
+        return (f"its backbone has its own read-out ({model.backbone.readout.config.describe()}); the "
+                "sentence-transformers folder it came from loads as it is")
     if model.backbone.config.split_identifiers:
         return "it splits identifiers before tokenizing (sentence-transformers would not)"
     if model.pruner is not None and model.use_pruning:

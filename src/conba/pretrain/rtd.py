@@ -15,6 +15,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from conba.encoder import adapter
 from conba.encoder.layers import extended_mask, run_layers
 from conba.pretrain.mlm import MLMHead, mlm_loss
 
@@ -34,11 +35,11 @@ class Generator(nn.Module):
         from transformers import BertConfig, BertModel
 
         cfg = backbone.config
-        d = int(cfg.hidden_size)
+        d = adapter.hidden_size(cfg)
         g, heads = generator_shape(d, size)
-        body = BertConfig(vocab_size=2, hidden_size=g, num_hidden_layers=layers or int(cfg.num_hidden_layers),
+        body = BertConfig(vocab_size=2, hidden_size=g, num_hidden_layers=layers or adapter.num_layers(cfg),
                           num_attention_heads=heads, intermediate_size=4 * g, type_vocab_size=1,
-                          max_position_embeddings=int(getattr(cfg, "max_position_embeddings", 512)))
+                          max_position_embeddings=adapter.position_table(cfg))
         self.width = g
         self.project = nn.Linear(d, g) if g != d else nn.Identity()
         self.encoder = BertModel(body, add_pooling_layer=False).encoder
@@ -47,7 +48,7 @@ class Generator(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """Args: input_ids, attention_mask: shape (b, l). Returns hidden states (b, l, g)."""
-        emb = self._backbone[0].embeddings(input_ids=input_ids, token_type_ids=torch.zeros_like(input_ids))
+        emb = adapter.embed(self._backbone[0], input_ids)
         hidden = self.project(emb)
         return run_layers(self.encoder.layer, hidden, attention_mask, attention=extended_mask)[0]
 

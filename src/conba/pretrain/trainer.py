@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from conba.encoder import adapter
 from conba.encoder.backbone import BACKBONE_DIR
-from conba.errors import UsageError
+from conba.errors import ConfigError, UsageError
 from conba.pretrain.config import CONFIG_NAME, PretrainConfig
 from conba.pretrain.corpus import read_texts, windows
 from conba.pretrain.masking import mask_tokens, replaced_token_labels, special_tokens_mask
@@ -45,14 +46,13 @@ class Pretrainer:
         self.ck_dir = self.out / ".checkpoint"
         self.device = resolve_device(cfg.device)
         self.tokenizer, self.model = load_hf(cfg.backbone)
-        if not hasattr(self.model, "embeddings") or not hasattr(self.model, "get_input_embeddings"):
-            raise BackboneError(f"{type(self.model).__name__} has no embedding layer to share; MLM/RTD pretraining "
-                                "supports BERT/RoBERTa-family encoders")
+        try:  # the generator shares the backbone's embedding layer, conba runs its layers
+            adapter.require(self.model.config, "own-loop", "MLM/RTD pretraining")
+        except ConfigError as exc:
+            raise BackboneError(str(exc)) from None
         if self.tokenizer.mask_token_id is None:
             raise BackboneError(f"the tokenizer of '{cfg.backbone}' has no mask token; MLM/RTD need one")
-        positions = getattr(self.model.config, "max_position_embeddings", None) or 10**9
-        offset = 2 if getattr(self.model.config, "model_type", "") in ("roberta", "xlm-roberta", "camembert") else 0
-        self.max_length = min(cfg.max_length, positions - offset)
+        self.max_length = min(cfg.max_length, adapter.max_tokens(self.model.config))
         self.windows = windows(read_texts(cfg.data), self.tokenizer, self.max_length, cfg.max_chunks_per_file)
         self.vocab = min(len(self.tokenizer), self.model.get_input_embeddings().num_embeddings)
         # [CLS], [SEP], [PAD]... are never chosen; [UNK] may be, as in BERT
@@ -105,7 +105,7 @@ class Pretrainer:
                 self._perms = {epoch: np.random.default_rng([self.cfg.seed, epoch]).permutation(n)}
             rows.append(self.windows[int(self._perms[epoch][pos])])
         width = max(len(r) for r in rows)
-        pad = self.tokenizer.pad_token_id or 0
+        pad = adapter.pad_id(self.tokenizer)
         ids = torch.full((len(rows), width), pad, dtype=torch.long)
         mask = torch.zeros((len(rows), width), dtype=torch.long)
         for i, r in enumerate(rows):

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from conba.encoder import adapter
 from conba.encoder.backbone import Backbone
 from conba.utils.cache import ChunkedArrays, sequence_key
 
@@ -38,9 +39,12 @@ def backbone_key(backbone: Backbone, layer: int) -> str:
     h = hashlib.sha256()
     cfg = backbone.config
     h.update(f"{cfg.name_or_path}|{cfg.max_length}|{cfg.split_identifiers}|".encode())
-    state = backbone.model.embeddings.state_dict()
-    for i in range(layer):
-        state.update({f"l{i}.{k}": v for k, v in backbone.layers[i].state_dict().items()})
+    if backbone.supports("own-loop"):
+        state = adapter.embeddings(backbone.model).state_dict()
+        for i in range(layer):
+            state.update({f"l{i}.{k}": v for k, v in backbone.layers[i].state_dict().items()})
+    else:  # its own forward: every weight reaches the states (only layer == all layers is cached)
+        state = {f"{layer}.{k}": v for k, v in backbone.model.state_dict().items()}
     for key in sorted(state):
         h.update(key.encode())
         h.update(_tensor_bytes(state[key]))
@@ -114,8 +118,9 @@ def compute_states(backbone: Backbone, codes: Sequence[str], layer: int, cache_d
             idx = order[s:s + batch_size]
             enc = backbone.tokenize([chunk[i] for i in idx])
             h = backbone.lower(enc["input_ids"].to(device), enc["attention_mask"].to(device), layer).cpu()
+            real = enc["attention_mask"].bool()  # the real tokens, on either padding side
             for row, i in enumerate(idx):
-                out[i] = h[row, : tok_len[i]].to(torch.float16).clone()
+                out[i] = h[row][real[row]].to(torch.float16).clone()
             bar.update(len(idx))
         states = torch.cat(out)  # type: ignore[arg-type]
         lens = torch.tensor([t.shape[0] for t in out], dtype=torch.int64)  # type: ignore[union-attr]

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from conba.encoder.adapter_bert import MASKED, attention_relations
 from conba.encoder.layers import embed_input, require_own_loop, run_layers
 
-MASKED = -1e9  # score of a padding key: exp() is 0 in float32, and finite, so no NaN reaches a gradient
-
+__all__ = ["MASKED", "LayerTrace", "attention_relations", "hidden_distance", "layer_loss", "layer_trace",
+           "relation_kl"]
 
 @dataclass
 class LayerTrace:
@@ -44,24 +45,6 @@ def layer_trace(backbone, input_ids: torch.Tensor, attention_mask: torch.Tensor)
 
     final, _ = run_layers(backbone.layers, embed_input(backbone, input_ids), attention_mask, stage=keep)
     return LayerTrace(outputs=[*inputs[1:], final], last_input=inputs[-1])
-
-
-def attention_relations(layer, hidden: torch.Tensor, attention_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Log attention distributions and log value relations of a BERT layer on its input ``hidden`` (b, l, d).
-
-    Returns two tensors of shape (b, h, l, l), log-softmaxed over the keys (padding keys at ~-1e9)."""
-    attn = layer.attention.self
-    h, e = attn.num_attention_heads, attn.attention_head_size
-    b, n, _ = hidden.shape
-    q = attn.query(hidden).view(b, n, h, e)
-    k = attn.key(hidden).view(b, n, h, e)
-    v = attn.value(hidden).view(b, n, h, e)
-    keys = attention_mask.bool()[:, None, None, :]  # (b, 1, 1, l)
-    scale = e ** -0.5
-    scores = torch.einsum("bqhe,bkhe->bhqk", q, k) * scale
-    values = torch.einsum("bqhe,bkhe->bhqk", v, v) * scale
-    return (F.log_softmax(scores.masked_fill(~keys, MASKED), dim=-1),
-            F.log_softmax(values.masked_fill(~keys, MASKED), dim=-1))
 
 
 def relation_kl(log_s: torch.Tensor, log_t: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

@@ -127,19 +127,19 @@ class Trainer:
             x, mask = x.to(dev), mask.to(dev)
             with self._autocast():
                 x = run_prefixed(bb, head.prefix, x, mask.long(), lang_ids)
-            return head(x.float(), mask, lang_ids)
+            return head(*bb.read_out(x.float(), mask), lang_ids)
         if states is None:
             enc = bb.tokenize([records[i].code for i in idx])
             mask = enc["attention_mask"].to(dev)
             with self._autocast():
                 x = bb(enc["input_ids"].to(dev), mask)
-            return head(x.float(), mask.bool(), lang_ids)
+            return head(*bb.read_out(x.float(), mask.bool()), lang_ids)
         x, mask = states.batch(idx)
         x, mask = x.to(dev), mask.to(dev)
         if self.cfg.tune == "top-k":
             with self._autocast():
                 x = bb.upper(x, mask.long(), self.start_layer)
-        return head(x.float(), mask, lang_ids)
+        return head(*bb.read_out(x.float(), mask), lang_ids)
 
     @torch.inference_mode()
     def embed_all(self, records: list[CodeRecord], states: TokenStates | None) -> np.ndarray:

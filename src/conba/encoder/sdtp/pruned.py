@@ -79,11 +79,12 @@ def embed_states(model, out: PrunedStates, lang_ids: torch.Tensor | None) -> tor
     """Head on pruned states. With exit sums and a mean-pooling head, the pooled vector is the mean over
     every original token: survivors at the last layer, pruned tokens at the layer they left."""
     head = model.head
-    if out.exit_sum is not None and not head.needs_tokens and head.config.pooling == "mean":
+    own = model.backbone.readout is None  # else the backbone's own read-out pools (conba.encoder.readout)
+    if out.exit_sum is not None and own and not head.needs_tokens and head.config.pooling == "mean":
         kept = (out.hidden * out.mask.unsqueeze(-1).to(out.hidden.dtype)).sum(dim=1)
         pooled = (kept + out.exit_sum) / out.n_tokens.clamp(min=1).unsqueeze(-1).to(out.hidden.dtype)
         return head(pooled, None, lang_ids)
-    return head(out.hidden, out.mask, lang_ids)
+    return head(*model.backbone.read_out(out.hidden, out.mask), lang_ids)
 
 
 def embed_pruned(model, input_ids: torch.Tensor, attention_mask: torch.Tensor,
