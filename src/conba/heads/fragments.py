@@ -1,0 +1,192 @@
+"""Fragment heads: one vector from the sequence of a program's fragment vectors.
+
+Glossary:
+    b: batch size
+    f: fragments per item (the windows of a long snippet, or the functions of a file, in source
+       order; padding included)
+    d: model width (``FragmentConfig.dim``)
+
+The backbone encodes each fragment once (:func:`conba.model.fragments.encode_fragments`); a fragment
+head reads x (b, f, d) with a mask (b, f) and returns (b, d). Readers (``FragmentConfig.reader``):
+
+* ``conba``: the seed ConbaLayer as a recurrence over f (:class:`conba.heads.seed_layer.ConbaLayer`,
+  mode "tokens", diagonal A):  state_t = A · state_{t-1} + B · x_t,
+  out_t = C · (swish(selective_fc(x_t)) ⊙ x_t ⊙ control_weight + state_t ⊙ feedback_weight),
+  y = mean_t x_t + fc2(mean_t out_t) with fc2 zero at init. ``use_control`` / ``use_feedback`` /
+  ``use_state`` are the ablations (no control_weight, no feedback_weight, no state).
+* ``conba-scan``: the S6 selective scan over f (:class:`conba.heads.selective_scan.ConbaScan`).
+* ``mean``: the mean of the fragments weighted by their content tokens (``weight``; uniform without),
+  what ``encode(max_chunks=f)`` returns; ``max``: the element-wise max; ``first``: the first fragment.
+* ``linear``: ``mean`` followed by a trained d × d map (identity at init).
+* ``attention``: attention pooling, softmax over f of (x_t · q) / sqrt(d) + log weight_t, with a
+  learned query q (zero at init: the ``mean``).
+
+With ``single="identity"`` (default), an item with one fragment is returned as that fragment, so
+a trained head changes only the vectors of items longer than one window and maps them into the
+space of the single-window ones; ``single="head"`` runs the head on every item.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import torch
+from torch import nn
+
+from conba.errors import ConfigError
+from conba.heads.config import HeadConfig
+from conba.heads.seed_layer import ConbaLayer
+from conba.heads.selective_scan import ConbaScan
+from conba.utils.config_keys import JsonConfig
+from conba.utils.saved import load_state, read_config, save_module
+
+READERS: tuple[str, ...] = ("conba", "conba-scan", "mean", "max", "first", "linear", "attention")
+TRAINED: tuple[str, ...] = ("conba", "conba-scan", "linear", "attention")
+SINGLES: tuple[str, ...] = ("identity", "head")
+CONFIG_NAME = "fragment_config.json"
+WEIGHTS_NAME = "fragment_head.safetensors"
+
+
+@dataclass
+class FragmentConfig(JsonConfig):
+    """Which fragment reader, its width, and the ConbaLayer switches (readers conba, conba-scan)."""
+
+    config_name: ClassVar[str] = "fragment head config"
+
+    reader: str = "conba"
+    dim: int = 384
+    use_control: bool = True
+    use_feedback: bool = True
+    use_state: bool = True
+    state_dim: int = 16
+    single: str = "identity"
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        if self.reader not in READERS:
+            raise ConfigError(f"FragmentConfig.reader must be one of {list(READERS)}, got {self.reader!r}")
+        if self.single not in SINGLES:
+            raise ConfigError(f"FragmentConfig.single must be one of {list(SINGLES)}, got {self.single!r}")
+        for name in ("dim", "state_dim"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ConfigError(f"FragmentConfig.{name} must be a positive int, got {v!r}")
+        for name in ("use_control", "use_feedback", "use_state"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"FragmentConfig.{name} must be a bool, got {getattr(self, name)!r}")
+
+    def head_config(self) -> HeadConfig:
+        """The HeadConfig of the inner ConbaLayer / conba-scan (over f as its sequence)."""
+        return HeadConfig(kind=self.reader, dim=self.dim, mode="tokens", state_dim=self.state_dim,
+                          use_control=self.use_control, use_feedback=self.use_feedback, use_state=self.use_state)
+
+
+def _check(x: torch.Tensor, mask: torch.Tensor | None,
+           weight: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(mask as bool (b, f), weight (b, f): the given one, or 1 per real fragment)."""
+    if x.dim() != 3:
+        raise ValueError(f"fragment vectors must have shape (b, f, d), got {tuple(x.shape)}")
+    m = torch.ones(x.shape[:2], dtype=torch.bool, device=x.device) if mask is None else mask.to(x.device).bool()
+    if tuple(m.shape) != tuple(x.shape[:2]):
+        raise ValueError(f"mask shape {tuple(m.shape)} does not match fragments {tuple(x.shape)}")
+    if weight is None:
+        w = m.to(x.dtype)
+    else:
+        if tuple(weight.shape) != tuple(x.shape[:2]):
+            raise ValueError(f"weight shape {tuple(weight.shape)} does not match fragments {tuple(x.shape)}")
+        w = weight.to(x.device, x.dtype) * m
+    return m, w
+
+
+class FragmentHead(nn.Module):
+    """Fragment vectors (b, f, d) with mask (b, f) -> (b, d). See the module docstring."""
+
+    def __init__(self, config: FragmentConfig) -> None:
+        super().__init__()
+        config.validate()
+        self.config = FragmentConfig.from_dict(config.to_dict())
+        d = config.dim
+        self.inner: nn.Module | None = None
+        self.linear: nn.Linear | None = None
+        self.query: nn.Parameter | None = None
+        if config.reader == "conba":
+            self.inner = ConbaLayer(config.head_config())
+        elif config.reader == "conba-scan":
+            self.inner = ConbaScan(config.head_config())
+        elif config.reader == "linear":
+            self.linear = nn.Linear(d, d)
+            with torch.no_grad():
+                self.linear.weight.copy_(torch.eye(d))
+                self.linear.bias.zero_()
+        elif config.reader == "attention":
+            self.query = nn.Parameter(torch.zeros(d))
+
+    @property
+    def trainable(self) -> bool:
+        return self.config.reader in TRAINED
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
+                weight: torch.Tensor | None = None) -> torch.Tensor:
+        """Args:
+            x: shape (b, f, d) fragment vectors in source order
+            mask: shape (b, f), True = a real fragment (None: all real); each item needs one
+            weight: shape (b, f) content tokens per fragment, or None (equal weights)
+        Returns:
+            shape (b, d), not normalised
+        """
+        m, w = _check(x, mask, weight)
+        if self.config.single == "head":
+            return self._read(x, m, w)
+        # one fragment: returned as it is; the head runs only on the others, cut to their longest
+        out = x[torch.arange(x.shape[0], device=x.device), m.to(torch.uint8).argmax(dim=1)]
+        many = m.sum(dim=1) > 1
+        if bool(many.any()):
+            pos = torch.arange(x.shape[1], device=x.device)
+            f = int(torch.where(m[many], pos, -1).amax()) + 1
+            out = out.clone()
+            out[many] = self._read(x[many, :f], m[many, :f], w[many, :f]).to(out.dtype)
+        return out
+
+    def _read(self, x: torch.Tensor, m: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        reader = self.config.reader
+        if reader in ("conba", "conba-scan"):
+            return self.inner(x, m)
+        if reader == "first":
+            return x[torch.arange(x.shape[0], device=x.device), m.to(torch.uint8).argmax(dim=1)]
+        if reader == "max":
+            return x.masked_fill(~m[..., None], float("-inf")).amax(dim=1).nan_to_num(0.0, neginf=0.0)
+        if reader == "attention":
+            logits = torch.einsum("bfd,d->bf", x, self.query) / math.sqrt(x.shape[-1])
+            logits = logits + torch.log(w.clamp_min(1e-9))
+            a = torch.softmax(logits.masked_fill(~m, float("-inf")), dim=1).nan_to_num(0.0)
+            return torch.einsum("bf,bfd->bd", a, x)
+        mean = torch.einsum("bf,bfd->bd", w, x) / w.sum(dim=1, keepdim=True).clamp_min(1e-9)
+        return self.linear(mean) if self.linear is not None else mean
+
+
+def build_fragment_head(config: FragmentConfig | dict[str, Any]) -> FragmentHead:
+    return FragmentHead(config if isinstance(config, FragmentConfig) else FragmentConfig.from_dict(config))
+
+
+def save_fragment_head(head: FragmentHead, directory: str | os.PathLike[str]) -> None:
+    """Write ``fragment_config.json`` and ``fragment_head.safetensors`` into ``directory``."""
+    save_module(directory, head, head.config, CONFIG_NAME, WEIGHTS_NAME, {"conba_fragment_reader": head.config.reader})
+
+
+def load_fragment_head(directory: str | os.PathLike[str], device: str | torch.device = "cpu") -> FragmentHead:
+    """Restore a fragment head saved by :func:`save_fragment_head` (bit-exact)."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise FileNotFoundError(f"fragment head directory not found: {directory}")
+    config = read_config(directory, FragmentConfig, CONFIG_NAME)
+    try:
+        head = build_fragment_head(config)
+    except ConfigError as err:
+        raise ConfigError(f"{err} in {directory / CONFIG_NAME}") from None
+    return load_state(head, directory, WEIGHTS_NAME, CONFIG_NAME).to(device)

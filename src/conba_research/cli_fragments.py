@@ -1,0 +1,80 @@
+"""``conba experiment fragments``: the fair fight of fragment heads over the windows of long snippets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from conba.cli.common import friendly_errors
+from conba.cli.options import FINITE_FLOAT, model_option, output_dir_option
+from conba.cli.paths import InputPath
+from conba_research.cli import _examples, _ints, _log, _names, command_line, experiment
+
+_FILE = InputPath(dir_okay=False, path_type=Path)
+
+
+@experiment.command("fragments")
+@click.option("--train", "train_files", multiple=True, type=_FILE, required=True,
+              help="Training file (repeatable): grouped JSONL.")
+@click.option("--dev", "dev_files", multiple=True, type=_FILE, required=True,
+              help="Dev file (repeatable), scored on all its queries and on its long ones.")
+@output_dir_option("Output folder (fragments.json, fragments.md, the trained heads).")
+@model_option(help="The frozen model whose window vectors every head reads.")
+@click.option("--fragments", type=click.IntRange(2, 64), default=8, show_default=True,
+              help="Windows per snippet at most (f).")
+@click.option("--train-limit", type=click.IntRange(1), default=None,
+              help="Training snippets per file at most: the long-first order's prefix (whole groups first).")
+@click.option("--dev-limit", type=click.IntRange(1), default=None,
+              help="Dev snippets per file at most: a prefix of a seeded order of whole groups.")
+@click.option("--rows", default=None, help="Comma-separated rows (default: all; conba_research.fragment_fight.ROWS).")
+@click.option("--seeds", default="0,1,2", show_default=True, help="Comma-separated seeds of the trained rows.")
+@click.option("--steps", type=click.IntRange(1), default=300, show_default=True, help="Optimiser steps per run.")
+@click.option("-P", "--groups-per-batch", type=click.IntRange(2), default=32, show_default=True)
+@click.option("-K", "--per-group", type=click.IntRange(2), default=4, show_default=True)
+@click.option("--lr", type=FINITE_FLOAT, default=1e-3, show_default=True)
+@click.option("--temperature", type=FINITE_FLOAT, default=0.05, show_default=True)
+@friendly_errors
+@_examples("  conba experiment fragments --train ../shared/data/atcoder_train.jsonl --train-limit 6144 \\\n"
+           "      --dev ../shared/data/atcoder_dev.jsonl --dev ../shared/data/mbxp_dev.jsonl -o runs/fragments")
+def fragments_cmd(train_files: tuple[Path, ...], dev_files: tuple[Path, ...], out: Path, model: str | None,
+                  fragments: int, train_limit: int | None, dev_limit: int | None, rows: str | None, seeds: str,
+                  steps: int,
+                  groups_per_batch: int, per_group: int, lr: float, temperature: float) -> None:
+    """Fragment heads (ConbaLayer over the windows, its ablations, conba-scan, mean, max, first, attention)
+    on the cached window vectors of one frozen model, at equal steps with each seed."""
+    import numpy as np
+
+    from conba.model import load_model
+    from conba_research.fragment_cache import load_fragment_set, load_truncated
+    from conba_research.fragment_fight import ROWS, FragSet, TrainSettings, run_fight
+    from conba_research.fragment_report import write_report
+
+    names = _names(rows)
+    chosen = [r for r in ROWS if names is None or r.name in names]
+    unknown = sorted(set(names or []) - {r.name for r in ROWS})
+    if unknown:
+        raise click.BadParameter(f"unknown row(s) {unknown}; choose from {[r.name for r in ROWS]}",
+                                 param_hint="--rows")
+    seed_list = _ints(seeds) or [0]
+    if lr <= 0 or temperature <= 0:
+        raise click.BadParameter("--lr and --temperature must be > 0")
+    m = load_model(model or "default")
+    parts = []
+    for path in train_files:
+        recs, vec, w = load_fragment_set(m, path, fragments, limit=train_limit, long_first=True, log=_log)
+        parts.append((recs, vec, w))
+    train = FragSet("train", [r for p in parts for r in p[0]], np.concatenate([p[1] for p in parts]),
+                    np.concatenate([p[2] for p in parts]))
+    dev = []
+    for path in dev_files:
+        recs, vec, w = load_fragment_set(m, path, fragments, limit=dev_limit, log=_log)
+        fs = FragSet(path.stem, recs, vec, w)
+        truncated = vec[:, 0].copy()
+        truncated[fs.long] = load_truncated(m, recs, fs.long, path.stem)
+        fs.truncated = truncated
+        dev.append(fs)
+    ts = TrainSettings(steps, groups_per_batch, per_group, lr, temperature)
+    done = run_fight(train, dev, out, chosen, seed_list, ts, log=_log)
+    write_report(out, done, chosen, train, dev, ts, m, command_line())
+    _log(f"wrote {out}/fragments.md")
