@@ -31,8 +31,9 @@ from conba.clones.find import CloneReport, find_clones
 from conba.clones.threshold import resolve_threshold
 from conba.data.records import DataError
 from conba.errors import ConfigError
-from conba.index import builder, identity, lexical_file
+from conba.index import builder, identity, lexical_file, vector_file
 from conba.index import vectors as vec
+from conba.index.ann_ivf import ANN_DIR, IVF_ABOVE
 from conba.index.defaults import DEFAULT_INDEX_DIR, INDEX_ENV, default_index_dir
 from conba.index.errors import (
     CodeIndexError,
@@ -69,15 +70,15 @@ class Index:
     ``on_wait(pid)`` first). With ``rebuild`` the lock is held from the wipe until :meth:`close`."""
 
     def __init__(self, path: str | os.PathLike | None = None, model: Any = None, *, create: bool = True,
-                 rebuild: bool = False, hnsw_above: int = vec.HNSW_ABOVE, wait: bool = False,
-                 on_wait: Callable[[str], None] | None = None, view: str | None = None,
+                 rebuild: bool = False, hnsw_above: int = vec.HNSW_ABOVE, ivf_above: int = IVF_ABOVE,
+                 wait: bool = False, on_wait: Callable[[str], None] | None = None, view: str | None = None,
                  engine: str | None = None, lexical_weight: float | None = None):
         from conba.lexical.fusion import check_weight
 
         self._lexical_weight = None if lexical_weight is None else check_weight(lexical_weight)
         self._lexical: Any = None
         self.path = Path(default_index_dir(path))
-        self.hnsw_above = hnsw_above
+        self.hnsw_above, self.ivf_above = hnsw_above, ivf_above  # vector structure: conba.index.vector_file
         if self.path.exists() and not self.path.is_dir():
             raise CodeIndexError(f"{self.path}: not an index folder (it is a file)")
         self._lock = IndexLock(self.path)
@@ -119,6 +120,7 @@ class Index:
 
     def _remove_if_new(self) -> None:
         """Remove the folder again when this object created it and no run has completed in it."""
+        shutil.rmtree(self.path / ANN_DIR, ignore_errors=True)
         try:
             new = self._created and self.store.get_meta("state") != "ready"
         except sqlite3.Error:
@@ -246,7 +248,7 @@ class Index:
         if self._lexical_weight is not None or self._db(self.store.get_meta, "lexical_weight") is None:
             weight = self._lexical_weight if self._lexical_weight is not None else getattr(model, "lexical_weight", 0.0)
             self._db(self.store.set_meta, lexical_weight=float(weight or 0.0))
-        self._finalize()
+        self._finalize("vectors were repaired" if report.vectors_repaired else None)
         report.units_total = len(self)
         return report
 
@@ -258,27 +260,28 @@ class Index:
         except sqlite3.Error:
             pass  # the database itself is failing (disk full...): readers fall back to "interrupted"
 
-    def _finalize(self) -> None:
-        """Drop unused embeddings, then write the vector file and manifest atomically from SQLite."""
+    def _finalize(self, rebuild: str | None = None) -> None:
+        """Drop unused embeddings, then update the vector structure and write the manifest atomically."""
         self._db(self.store.drop_orphan_vectors)
         dim = int(self._db(self.store.get_meta, "dim"))
-        ids, embeddings = self._db(self.store.all_vectors, dim)
-        index, kind = vec.build(ids, embeddings, hnsw_above=self.hnsw_above)
-        sha = vec.write(index, self.path / VECTORS_NAME)
+        fingerprint = self._db(self.store.get_meta, "fingerprint")
+        previous = vector_file.previous_manifest(self.path / MANIFEST_NAME, fingerprint)
+        index, fields = self._db(vector_file.write, self.path, self.store, dim, previous, hnsw_above=self.hnsw_above,
+                                 ivf_above=self.ivf_above, rebuild=rebuild)
         lexical = lexical_file.update(self.path / LEXICAL_NAME, *self._db(self.store.unit_hashes), self.store.codes_of)
         manifest = {
             "format": "conba-index", "format_version": FORMAT_VERSION,
             "model": self._db(self.store.get_meta, "model"),
             "fingerprint": self._db(self.store.get_meta, "fingerprint"),
             "view": self._db(self.store.get_meta, "view") or "raw", "engine": self.engine, "dim": dim,
-            "threshold": self.threshold, "count": int(len(ids)), "kind": kind,
-            "vectors": VECTORS_NAME, "sha256": sha, "lexical_weight": self.lexical_weight, "lexical": lexical,
+            "threshold": self.threshold, **fields, "lexical_weight": self.lexical_weight, "lexical": lexical,
         }
         write_json_atomic(self.path / MANIFEST_NAME, manifest)
         self._db(self.store.set_meta, state="ready", failure=None)
         self._faiss = index
         self._lexical = None
 
+        vector_file.remove_unused(self.path, manifest)
     # ------------------------------------------------------------------ reading
     def manifest(self) -> dict[str, Any]:
         """The manifest of a completed run, checked against the database (:func:`manifest.read_manifest`)."""
@@ -287,7 +290,7 @@ class Index:
     def _vectors(self) -> Any:
         if self._faiss is None:
             m = self.manifest()
-            self._faiss = vec.read(self.path / VECTORS_NAME, m.get("sha256"), m.get("count"))
+            self._faiss = vector_file.read(self.path, m)
         return self._faiss
 
     def load_vectors(self) -> int:
