@@ -117,10 +117,10 @@ class Index:
     def _wipe(self) -> None:
         for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", VECTORS_NAME, LEXICAL_NAME, MANIFEST_NAME):
             (self.path / name).unlink(missing_ok=True)
+        shutil.rmtree(self.path / ANN_DIR, ignore_errors=True)
 
     def _remove_if_new(self) -> None:
         """Remove the folder again when this object created it and no run has completed in it."""
-        shutil.rmtree(self.path / ANN_DIR, ignore_errors=True)
         try:
             new = self._created and self.store.get_meta("state") != "ready"
         except sqlite3.Error:
@@ -278,10 +278,10 @@ class Index:
         }
         write_json_atomic(self.path / MANIFEST_NAME, manifest)
         self._db(self.store.set_meta, state="ready", failure=None)
+        vector_file.remove_unused(self.path, manifest)
         self._faiss = index
         self._lexical = None
 
-        vector_file.remove_unused(self.path, manifest)
     # ------------------------------------------------------------------ reading
     def manifest(self) -> dict[str, Any]:
         """The manifest of a completed run, checked against the database (:func:`manifest.read_manifest`)."""
