@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from conba.mapping.evaluate import evaluate_missing, pooled, project_sides, unported
+from conba.mapping.evaluate import evaluate_missing, extend_by_name, pooled, project_sides, unported
+from conba.mapping.name_truth import folded_keys, graded, missing_scores
 from conba.mapping.records import FunctionMatch, PortMap
 from conba.source.records import Unit
 
@@ -25,10 +26,41 @@ def test_missing_precision_and_recall_by_name_keys():
     port = PortMap(rows, [], 0.6, 0.02, 3, targets=targets)
     assert unported(port) == {1: False, 2: False, 3: True, 4: True, 5: True}
     m = evaluate_missing(port)
-    assert m == {"unported_by_name": 3, "reported_missing": 2, "missing_right": 1, "missing_precision": 0.5,
-                 "missing_recall": pytest.approx(0.3333)}
+    assert m == {"graded": 5, "unported_by_name": 3, "reported_missing": 2, "missing_right": 1,
+                 "missing_precision": 0.5, "missing_recall": pytest.approx(0.3333)}
     empty = evaluate_missing(PortMap([], [], 0.6, 0.02, 0, targets=[]))
     assert empty["missing_precision"] is None and empty["missing_recall"] is None
+
+
+def test_constructors_generic_and_macro_names_are_not_graded():
+    assert not graded(unit(1, "Diff.<init>")) and not graded(unit(1, "patch_obj.__init__", "python"))
+    assert not graded(unit(1, "Patch.toString")) and not graded(unit(1, "Parser", "javascript"))
+    assert not graded(unit(1, "FN", "c")) and not graded(unit(1, "BROTLI_UNALIGNED_LOAD32LE", "c"))
+    assert graded(unit(1, "BrotliStoreMetaBlock", "c")) and graded(unit(1, "parseInlines", "javascript"))
+    assert not graded(Unit("/p/c/x.c", "x.c:L1-60", "c", 1, 60, "x", kind="window", id=1))
+
+
+def test_folded_keys_move_a_namespace_into_the_receiver_or_drop_it():
+    assert "zopflicostmodelsetfromcommands" in folded_keys("ZopfliCostModel<AllocF>.set_from_commands")
+    assert "storemetablock" in folded_keys("BrotliStoreMetaBlock")
+    assert "compressstream" in folded_keys("BrotliEncoderCompressStream")
+    assert folded_keys("diff_main") == {"diffmain"}  # one word left is too little to drop a prefix
+    targets = [unit(10, "ZopfliCostModel<A>.set_from_commands", "rust"), unit(11, "store_meta_block", "rust")]
+    rows = [FunctionMatch(unit(1, "ZopfliCostModelSetFromCommands", "c"), "matched", targets[0], 0.9),
+            FunctionMatch(unit(2, "BrotliStoreMetaBlock", "c"), "matched", targets[1], 0.8),
+            FunctionMatch(unit(3, "BrotliCompletelyGone", "c"), "missing", targets[1], 0.3)]
+    port = PortMap(rows, [], 0.6, 0.02, 2, targets=targets)
+    s = missing_scores(port)
+    assert (s["unported_by_name"], s["missing_precision"], s["missing_recall"]) == (3, 1.0, pytest.approx(0.3333))
+    assert (s["folded_unported_by_name"], s["folded_missing_precision"], s["folded_missing_recall"]) == (1, 1.0, 1.0)
+
+
+def test_extend_by_name_labels_only_what_the_groups_predate():
+    groups = [{"group": "p/diffhalfmatchi", "members": [{"language": "java", "file": "p/java/A.java"}]}]
+    units = [Unit("/d/p/python/a.py", "dmp.diff_halfMatch.diff_halfMatchI", "python", 1, 5, "x", id=7),
+             Unit("/d/p/java/A.java", "Dmp.diff_halfMatchI", "java", 1, 5, "x", id=8),
+             Unit("/d/q/python/a.py", "diff_halfMatchI", "python", 1, 5, "x", id=9)]
+    assert extend_by_name(groups, units, {8: "p/diffhalfmatchi"}) == {8: "p/diffhalfmatchi", 7: "p/diffhalfmatchi"}
 
 
 def test_sides_and_pooling():
@@ -39,6 +71,8 @@ def test_sides_and_pooling():
              "reported_missing": 0, "unported_by_name": 2},
             {"precision": 0.5, "recall": 1.0, "missing_precision": 1.0, "missing_recall": 1.0, "missing_right": 2,
              "reported_missing": 2, "unported_by_name": 2}]
+    rows = [r | {f"folded_{k}": v for k, v in r.items() if "missing" in k or "unported" in k} for r in rows]
     p = pooled(rows)
-    assert p["mean"] == {"precision": 0.75, "recall": 0.75, "missing_precision": 1.0, "missing_recall": 0.5}
+    assert p["mean"] == {"precision": 0.75, "recall": 0.75, "missing_precision": 1.0, "missing_recall": 0.5,
+                         "folded_missing_precision": 1.0, "folded_missing_recall": 0.5}
     assert p["pooled_missing_precision"] == 1.0 and p["pooled_missing_recall"] == 0.5

@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from conba.mapping.assign import MATCHED
-from conba.mapping.name_truth import evaluate_missing, ratio, unported
+from conba.mapping.name_truth import evaluate_missing, missing_scores, ratio, unported
 
-__all__ = ["evaluate_missing", "format_row", "measure_ports", "pooled", "project_sides", "unported"]
+__all__ = ["evaluate_missing", "format_row", "measure_ports", "missing_scores", "pooled", "project_sides",
+           "unported"]
 
 
 def project_sides(data: Path, groups: Sequence[dict[str, Any]]) -> dict[str, dict[str, Path]]:
@@ -46,9 +47,10 @@ def project_sides(data: Path, groups: Sequence[dict[str, Any]]) -> dict[str, dic
 
 
 def measure_ports(idx: Any, data: Path, groups: Sequence[dict[str, Any]], config: Any = None,
-                  projects: Sequence[str] | None = None) -> list[dict[str, Any]]:
+                  projects: Sequence[str] | None = None, by_name: bool = False) -> list[dict[str, Any]]:
     """One row per project and ordered language pair of ``data`` (already in ``idx``): matched precision /
-    recall from ``groups`` and missing precision / recall from name keys."""
+    recall from ``groups`` (``by_name``: with :func:`extend_by_name`) and missing precision / recall from name
+    keys (:func:`conba.mapping.name_truth.missing_scores`)."""
     from conba.mapping.build import map_index
     from conba.mapping.groups import evaluate_functions, unit_labels
 
@@ -58,9 +60,12 @@ def measure_ports(idx: Any, data: Path, groups: Sequence[dict[str, Any]], config
             continue
         for a, b in itertools.permutations(sorted(folders), 2):
             port = map_index(idx, [folders[a]], [folders[b]], config=config)
-            labels = unit_labels(list(groups), [f.source for f in port.functions] + port.targets)
+            units = [f.source for f in port.functions] + port.targets
+            labels = unit_labels(list(groups), units)
+            if by_name:
+                labels = extend_by_name(groups, units, labels)
             e = evaluate_functions(port, labels)
-            m = evaluate_missing(port)
+            m = missing_scores(port)
             rows.append({"project": project, "source": a, "target": b, "functions": len(port.functions),
                          "matched": port.counts()[MATCHED], "precision": e["precision"], "recall": e["recall"],
                          "pairs": e["pairs_graded"], "with_counterpart": e["with_counterpart"], **m})
@@ -68,20 +73,45 @@ def measure_ports(idx: Any, data: Path, groups: Sequence[dict[str, Any]], config
 
 
 def pooled(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Missing precision / recall pooled over ``rows`` (sums of counts), and the plain means of the others."""
-    right, reported = sum(r["missing_right"] for r in rows), sum(r["reported_missing"] for r in rows)
-    absent = sum(r["unported_by_name"] for r in rows)
-    mean = {k: round(sum(v) / len(v), 4) if v else None
-            for k in ("precision", "recall", "missing_precision", "missing_recall")
-            for v in [[r[k] for r in rows if r[k] is not None]]}
-    return {"pairs": len(rows), "mean": mean, "pooled_missing_precision": ratio(right, reported),
-            "pooled_missing_recall": ratio(right, absent)}
+    """Missing precision / recall pooled over ``rows`` (sums of counts; literal and folded rule), and the
+    plain means over the rows."""
+    out: dict[str, Any] = {"pairs": len(rows)}
+    keys = ["precision", "recall"]
+    for prefix in ("", "folded_"):
+        right = sum(r[f"{prefix}missing_right"] for r in rows)
+        reported = sum(r[f"{prefix}reported_missing"] for r in rows)
+        absent = sum(r[f"{prefix}unported_by_name"] for r in rows)
+        out[f"pooled_{prefix}missing_precision"] = ratio(right, reported)
+        out[f"pooled_{prefix}missing_recall"] = ratio(right, absent)
+        keys += [f"{prefix}missing_precision", f"{prefix}missing_recall"]
+    out["mean"] = {k: round(sum(v) / len(v), 4) if v else None
+                   for k in keys for v in [[r[k] for r in rows if r[k] is not None]]}
+    return out
+
+
+def extend_by_name(groups: Sequence[dict[str, Any]], units: Sequence[Any], labels: dict[int, str]) -> dict[int, str]:
+    """``labels`` plus the units the groups file predates (helpers nested in a function, extracted since)
+    labelled by its README's rule: a unit of a project whose name key is a group's, in a language without a
+    member of that group."""
+    from conba.eval.repo_functions import name_key
+
+    by_key = {tuple(str(g["group"]).split("/", 1)): str(g["group"]) for g in groups if "/" in str(g["group"])}
+    projects = {k[0] for k in by_key}
+    have = {(labels[u.id], u.language) for u in units if u.id in labels}
+    out = dict(labels)
+    for u in units:
+        for project in projects & set(Path(u.file).parts):
+            group = by_key.get((project, name_key(u.qualname)))
+            if u.id not in out and group is not None and (group, u.language) not in have:
+                out[u.id] = group
+    return out
 
 
 def format_row(r: dict[str, Any]) -> str:
     return (f"{r['project']:<17} {r['source']:>10} -> {r['target']:<10} precision {r['precision']} recall "
             f"{r['recall']} (of {r['with_counterpart']})  missing precision {r['missing_precision']} recall "
-            f"{r['missing_recall']} (of {r['unported_by_name']} unported, {r['reported_missing']} reported)")
+            f"{r['missing_recall']} (of {r['unported_by_name']} unported, {r['reported_missing']} reported; folded "
+            f"{r['folded_missing_precision']} / {r['folded_missing_recall']} of {r['folded_unported_by_name']})")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -95,6 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--margin", type=float, default=DEFAULT_MARGIN)
     ap.add_argument("--relax", type=float, default=DEFAULT_RELAX)
     ap.add_argument("--contrast", type=float, default=DEFAULT_CONTRAST)
+    ap.add_argument("--extend-by-name", action="store_true",
+                    help="Also label the units groups.jsonl predates (nested helpers) by its README's name rule.")
     ap.add_argument("-j", "--json-out", type=Path, default=None, help="Also write the rows and means here.")
     args = ap.parse_args(argv)
 
@@ -106,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = MapConfig(margin=args.margin, relax=args.relax, contrast=args.contrast)
     with Index(args.index, model=args.model) as idx:
         idx.add([data / p for p in sorted(project_sides(data, groups))])
-        rows = measure_ports(idx, data, groups, config, args.project)
+        rows = measure_ports(idx, data, groups, config, args.project, args.extend_by_name)
     for r in rows:
         print(format_row(r))
     by_project = {p: pooled([r for r in rows if r["project"] == p]) for p in sorted({r["project"] for r in rows})}

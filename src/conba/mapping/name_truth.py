@@ -1,30 +1,101 @@
 """The name-key truth of a name-keeping port: which source functions are unported, and how right the map's
-*missing* list is against it (:mod:`conba.mapping.evaluate` has the rest of the measuring)."""
+*missing* list is against it (:mod:`conba.mapping.evaluate` has the rest of the measuring).
+
+**Literal** rule (ports_dev's README): a source function is unported when no target function has its name
+key (last name component, lower case, without ``_`` or punctuation). **Folded** rule: also ported when a
+target function's key equals it once a namespace moves between the name and the receiver or is dropped,
+as ports do (rust-brotli: ``ZopfliCostModelSetFromCommands`` -> ``ZopfliCostModel.set_from_commands``,
+``BrotliStoreMetaBlock`` -> ``store_meta_block``):
+
+* receiver folding: the key of the receiver type (generics dropped) + the key of the name, on either side;
+* prefix dropping: the name without its first one or two words (``Brotli``, ``BrotliEncoder``), on either
+  side, when at least two words (and 8 letters) are left.
+
+Only **graded** source functions count: left out, as ports_dev's groups leave them out, are constructors
+(``<init>``, ``__init__``, ``constructor``, a capitalised JavaScript constructor function), generic method
+names (``toString``, ``equals``, ``hashCode``, ``__str__``, Rust ``new`` / ``default`` / ``drop`` ...), C/C++
+functions whose name is a macro (all capitals: ``FN(...)`` templates, whose real names exist only after the
+preprocessor), and non-function units (windows).
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from conba.eval.repo_functions import name_key
 from conba.mapping.assign import MISSING
 from conba.mapping.records import PortMap
+from conba.source.records import Unit
+from conba.text import split_words
+
+GENERIC = frozenset({"init", "constructor", "tostring", "str", "repr", "equals", "eq", "hashcode", "hash",
+                     "compareto", "new", "default", "drop", "clone", "fmt", "valueof", "dispose"})
+MIN_FOLDED = 8  # letters a prefix-dropped key keeps
 
 
 def ratio(a: int, b: int) -> float | None:
     return round(a / b, 4) if b else None
 
 
-def unported(port: PortMap) -> dict[int, bool]:
-    """source unit id -> True when no target function of ``port`` has the source function's name key."""
-    keys = {name_key(u.qualname) for u in port.targets}
-    return {f.source.id: name_key(f.source.qualname) not in keys for f in port.functions}
+def _parts(qualname: str) -> list[str]:
+    return [p for p in re.split(r"[.:#]", re.sub(r"(?<=\w)<[^<>]*>", "", qualname)) if p]
 
 
-def evaluate_missing(port: PortMap) -> dict[str, Any]:
-    """Missing precision and recall of ``port`` against the name-key truth of :func:`unported`."""
-    truth = unported(port)
-    reported = [f for f in port.functions if f.status == MISSING]
+def graded(unit: Unit) -> bool:
+    """Whether the name-key truth says anything about ``unit`` (see the module docstring)."""
+    parts = _parts(unit.qualname)
+    last = parts[-1] if parts else ""
+    if unit.kind != "function" or not last or name_key(last) in GENERIC:
+        return False
+    if unit.language in ("c", "cpp") and re.fullmatch(r"[A-Z0-9_]+", last):
+        return False
+    return not (unit.language in ("javascript", "typescript") and len(parts) == 1 and last[:1].isupper())
+
+
+def _key(words: list[str]) -> str:
+    return re.sub(r"[\W_]", "", "".join(words)).lower()
+
+
+def folded_keys(qualname: str) -> set[str]:
+    """The keys a function answers to under the folded rule (its literal key included)."""
+    parts = _parts(qualname)
+    if not parts:
+        return set()
+    words = split_words(parts[-1])
+    keys = {_key(words)}
+    if len(parts) >= 2:
+        keys.add(_key(split_words(parts[-2]) + words))
+    for drop in (1, 2):
+        rest = _key(words[drop:])
+        if len(words) - drop >= 2 and len(rest) >= MIN_FOLDED:
+            keys.add(rest)
+    return keys - {""}
+
+
+def unported(port: PortMap, folded: bool = False) -> dict[int, bool]:
+    """graded source unit id -> True when no target function of ``port`` shares its name key (``folded``: one
+    of its folded keys)."""
+    if folded:
+        keys = set().union(*(folded_keys(u.qualname) for u in port.targets)) if port.targets else set()
+        return {f.source.id: not (folded_keys(f.source.qualname) & keys)
+                for f in port.functions if graded(f.source)}
+    literal = {name_key(u.qualname) for u in port.targets}
+    return {f.source.id: name_key(f.source.qualname) not in literal for f in port.functions if graded(f.source)}
+
+
+def evaluate_missing(port: PortMap, folded: bool = False) -> dict[str, Any]:
+    """Missing precision and recall of ``port`` over its graded source functions against :func:`unported`."""
+    truth = unported(port, folded)
+    reported = [f for f in port.functions if f.status == MISSING and f.source.id in truth]
     absent = sum(truth.values())
     right = sum(truth[f.source.id] for f in reported)
-    return {"unported_by_name": absent, "reported_missing": len(reported), "missing_right": right,
-            "missing_precision": ratio(right, len(reported)), "missing_recall": ratio(right, absent)}
+    prefix = "folded_" if folded else ""
+    return {f"{prefix}graded": len(truth), f"{prefix}unported_by_name": absent,
+            f"{prefix}reported_missing": len(reported), f"{prefix}missing_right": right,
+            f"{prefix}missing_precision": ratio(right, len(reported)), f"{prefix}missing_recall": ratio(right, absent)}
+
+
+def missing_scores(port: PortMap) -> dict[str, Any]:
+    """:func:`evaluate_missing` by the literal and by the folded rule (keys of the latter start ``folded_``)."""
+    return evaluate_missing(port) | evaluate_missing(port, folded=True)
