@@ -74,7 +74,7 @@ def test_calibrate_prints_and_writes_the_threshold(dev, model_copy, tmp_path):
     with Index(tmp_path / "idx", model=model_copy) as idx:  # an index made before the calibration
         idx.add([src])
         assert idx.threshold is None
-    res = CliRunner().invoke(cli, ["calibrate", str(dev), "-m", model_copy, "--precision", "0.9"])
+    res = CliRunner().invoke(cli, ["calibrate", str(dev), "-m", model_copy, "--precision", "0.9", "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["precision"] >= 0.9 and out["recall"] == 1.0 and out["value"] > 0.99
@@ -176,14 +176,14 @@ def test_calibrate_with_a_lexical_weight_writes_it_to_the_model(dev, model_copy)
     from conba.model import load_model
 
     res = CliRunner().invoke(cli, ["calibrate", str(dev), "-m", model_copy, "-p", "0.9", "--lexical-weight", "0.25",
-                                   "--write"])
+                                   "--write", "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["lexical_weight"] == 0.25
     model = load_model(model_copy)
     assert model.lexical_weight == 0.25 and model.clone_threshold["lexical_weight"] == 0.25
     res = CliRunner().invoke(cli, ["calibrate", str(dev), "-m", model_copy, "-p", "0.9", "--lexical-weight", "0",
-                                   "--write"])
+                                   "--write", "--json"])
     assert res.exit_code == 0, res.output
     assert load_model(model_copy).lexical_weight == 0.0
     assert "lexical_weight" not in json.loads(res.stdout)

@@ -231,3 +231,101 @@ def test_docs_cli_lists_every_short_flag_with_its_long_name():
     in_code.pop("-h", None)
     documented.pop("-h", None)
     assert documented == in_code
+
+
+def _hidden(option: click.Option) -> tuple[list[str], list[str]]:
+    """(aliases that keep their meaning, deprecated aliases) of an option."""
+    if not isinstance(option, AliasOption):
+        return [], []
+    return [a for a in option.aliases if a not in option.deprecated_aliases], list(option.deprecated_aliases)
+
+
+def test_hidden_aliases_mean_what_the_flag_means_everywhere():
+    """A kept hidden alias has one meaning across commands, the same as where the flag is visible; an alias
+    whose letters mean something else elsewhere is deprecated (it warns), never silently kept."""
+    meanings: dict[str, set[tuple]] = defaultdict(set)
+    for _, option in _options():
+        for flag in _visible_opts(option) + _hidden(option)[0]:
+            meanings[flag].add((_long_name(option), _meaning(option)))
+    kept = {a for _, o in _options() for a in _hidden(o)[0]}
+    assert kept, "no hidden alias found: the walk is broken"
+    clashes = {flag: meanings[flag] for flag in kept if len(meanings[flag]) > 1 and flag not in ("-o", "--output")}
+    assert not clashes, f"hidden aliases with more than one meaning: {clashes}"
+    deprecated = {a: path for path, o in _options() for a in _hidden(o)[1]}
+    assert {"-c", "-l", "-b", "-d"} <= set(deprecated)
+    for flag, path in deprecated.items():
+        others = {m for m in meanings.get(flag, set())}
+        assert others, f"{path} {flag}: deprecated, but no other command uses it: make it a kept alias or drop it"
+
+
+@pytest.mark.parametrize("args,alias,param,value,use", [
+    (["compare", "-c", "a", "b"], "-c", "code", True, "--snippets"),
+    (["search", "-l", "go"], "-l", "language", "go", "--result-language"),
+    (["search", "--language", "go"], "--language", "language", "go", "--result-language"),
+    (["distill", "-o", "x", "-b", "8"], "-b", "batch_size", 8, "--train-batch-size"),
+    (["pretrain", "-o", "x", "--batch-size", "8"], "--batch-size", "batch_size", 8, "--train-batch-size"),
+])
+def test_a_deprecated_alias_works_and_warns(args, alias, param, value, use, capsys):
+    command = cli.get_command(click.Context(cli), args[0])
+    assert command.make_context(args[0], args[1:], resilient_parsing=True).params[param] == value
+    err = capsys.readouterr().err
+    assert f"{alias} is deprecated" in err and f"use {use}" in err
+    command.make_context(args[0], [a if a != alias else use for a in args[1:]], resilient_parsing=True)
+    assert "deprecated" not in capsys.readouterr().err
+
+
+def test_help_examples_use_visible_flags():
+    for path, command in _commands():
+        hidden = {a for p in command.params if isinstance(p, AliasOption) for a in p.aliases}
+        text = command.help or ""
+        examples = [line.split("#")[0].split() for line in text.splitlines() if line.strip().startswith(path)]
+        used = {word.split("=")[0] for words in examples for word in words}
+        assert not used & hidden, f"{path}: help examples use hidden flags {used & hidden}"
+
+
+def test_one_definition_of_each_output_option():
+    import re
+    from pathlib import Path
+
+    from conba.cli.formats import DEFAULTS, RECORDS, REPORT
+
+    src = Path(__file__).resolve().parents[1] / "src"
+    pattern = re.compile(r"""click\.option\([^)]*["'](--plain|--json|--format)["']""")
+    found = [f"{p.relative_to(src)}: {m.group(1)}" for p in src.rglob("*.py")
+             for m in pattern.finditer(p.read_text(encoding="utf-8"))]
+    assert found == ["conba/cli/formats.py: --format", "conba/cli/formats.py: --json", "conba/cli/formats.py: --plain"]
+    assert DEFAULTS == {RECORDS: "jsonl", REPORT: "plain"}
+    for path, command in _commands():
+        params = {p.name: p for p in command.params}
+        if "fmt_choice" in params:
+            choices = params["fmt_choice"].type.choices
+            if "json" in choices or "jsonl" in choices:
+                assert "fmt_json" in params, path
+            assert ("plain" in choices) == ("fmt_plain" in params), path
+
+
+@pytest.mark.parametrize("args,expected", [([], "plain"), (["--json"], "json"), (["-f", "json"], "json"),
+                                           (["--plain"], "plain"), (["--json", "-f", "json"], "json")])
+def test_format_shorthands_resolve_to_one_format(args, expected):
+    from conba.cli.formats import REPORT, format_option
+
+    @click.command()
+    @format_option(REPORT, ("plain", "json"))
+    def report(fmt: str) -> None:
+        click.echo(fmt)
+
+    assert CliRunner().invoke(report, args).output.strip() == expected
+
+
+def test_format_shorthands_that_disagree_are_an_error():
+    from conba.cli.formats import RECORDS, format_option
+
+    @click.command()
+    @format_option(RECORDS, ("jsonl", "csv", "plain"))
+    def records(fmt: str) -> None:
+        click.echo(fmt)
+
+    assert CliRunner().invoke(records, []).output.strip() == "jsonl"
+    assert CliRunner().invoke(records, ["--json"]).output.strip() == "jsonl"
+    bad = CliRunner().invoke(records, ["-f", "csv", "--plain"])
+    assert bad.exit_code == 2 and "--format (csv) and --plain (plain) disagree" in bad.output

@@ -36,7 +36,7 @@ def test_non_utf8_stdin_and_code_are_one_line_errors(built, tiny_model):
     _fails(["encode", "-", "-m", tiny_model], "stdin: invalid UTF-8 at line 1 (byte 0)", input=b"\xff\xfe")
     _fails(["search", "-", "--index", built], "stdin: invalid UTF-8 at line 2", input=b"def f():\n  \xff\n")
     _fails(["search", "--code", os.fsdecode(b"x = '\xff'"), "--index", built], "--code: invalid UTF-8")
-    _fails(["compare", "--code", GCD, os.fsdecode(b"\xff"), "-m", tiny_model], "B: invalid UTF-8")
+    _fails(["compare", "--snippets", GCD, os.fsdecode(b"\xff"), "-m", tiny_model], "B: invalid UTF-8")
     _fails(["compare", "-", "x.py", "-m", tiny_model], "stdin: invalid UTF-8", input=b"\xff")
 
 
@@ -48,12 +48,12 @@ def test_a_bom_on_stdin_is_dropped(tiny_model):
 
 
 def test_unknown_languages_are_errors_as_on_the_server(built, tiny_model):
-    _fails(["search", "--code", GCD, "-l", "klingon", "--index", built],
+    _fails(["search", "--code", GCD, "--result-language", "klingon", "--index", built],
            "--result-language: unknown language 'klingon'")
     _fails(["search", "--code", GCD, "--query-language", "elvish", "--index", built], "unknown language 'elvish'")
-    _fails(["compare", "--code", GCD, GCD, "--language-a", "nope", "-m", tiny_model],
+    _fails(["compare", "--snippets", GCD, GCD, "--language-a", "nope", "-m", tiny_model],
            "--language-a: unknown language 'nope'")
-    ok = CliRunner().invoke(cli, ["search", "--code", GCD, "-l", "py", "--index", built, "-k", "2"])
+    ok = CliRunner().invoke(cli, ["search", "--code", GCD, "--result-language", "py", "--index", built, "-k", "2"])
     assert ok.exit_code == 0 and '"language": "python"' in ok.output, ok.output
 
 

@@ -67,7 +67,8 @@ def test_user_validation_stays_one_line(tmp_path, tiny_model):
 
     with pytest.raises(ConfigError, match="temperature"):
         TrainConfig(train=["x"], temperature=0).validate()
-    result = CliRunner().invoke(cli, ["compare", "-c", "def f(): pass", "def g(): pass", "-m", tiny_model, "-t", "7"])
+    result = CliRunner().invoke(cli, ["compare", "--snippets", "def f(): pass", "def g(): pass", "-m", tiny_model,
+                                      "-t", "7"])
     assert result.exit_code == 1 and "Traceback" not in result.output and "threshold" in result.output
 
 

@@ -50,7 +50,7 @@ def test_search_jsonl_plain_stdin_and_language(built):
     rows = [json.loads(line) for line in out.output.splitlines()]
     assert [r["rank"] for r in rows] == [1, 2, 3]
     assert {"score", "file", "start_line", "end_line", "name", "language"} <= set(rows[0])
-    go = run("search", "--code", "def gcd(a, b): return a", "--index", folder, "-l", "golang", "-k", "2")
+    go = run("search", "--code", "def gcd(a, b): return a", "--index", folder, "--result-language", "golang", "-k", "2")
     assert [json.loads(line)["language"] for line in go.output.splitlines()] == ["go", "go"]
     plain = run("search", "-", "--index", folder, "--plain", "-k", "1", input="function f() { return 1; }")
     assert plain.exit_code == 0 and plain.output.startswith("  1. ") and "[" in plain.output
@@ -88,7 +88,7 @@ def test_compare_files_and_snippets(built):
     a, b = EXAMPLE / "python" / "mathlib.py", EXAMPLE / "go" / "algo.go"
     out = run("compare", str(a), str(b), "--model", model)
     assert out.exit_code == 0 and "(threshold 0.800)" in out.output and "clone" in out.output
-    js = run("compare", "--code", "def f(x): return x", "def f(x): return x", "-m", model, "--json", "-t", "0.9")
+    js = run("compare", "--snippets", "def f(x): return x", "def f(x): return x", "-m", model, "--json", "-t", "0.9")
     d = json.loads(js.output)
     assert d["clone"] is True and d["score"] == pytest.approx(1.0, abs=1e-3)
 

@@ -129,7 +129,7 @@ def test_bad_weights_are_one_line_errors(project, tmp_path, tiny_model):
     runner = CliRunner()
     folder = str(tmp_path / "i")
     for cmd in (["index", str(project), "-i", folder], ["search", "--code", "x", "-i", folder],
-                ["clones", "-i", folder], ["compare", "-c", "a", "b"], ["eval-repo", "-g", "g.jsonl"],
+                ["clones", "-i", folder], ["compare", "--snippets", "a", "b"], ["eval-repo", "-g", "g.jsonl"],
                 ["calibrate", "d.jsonl"]):
         res = runner.invoke(cli, [*cmd, "--lexical-weight", "2"])
         assert res.exit_code == 2 and "lexical weight must be a number in [0, 1]" in res.output, res.output

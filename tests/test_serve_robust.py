@@ -97,7 +97,7 @@ def test_server_and_cli_agree_on_auto_threshold(client, calibrated):
 
     a, b = GCD, "int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }"
     served = client.post("/compare", json={"a": a, "b": b, "threshold": "auto"}).json()
-    run = CliRunner().invoke(cli, ["compare", "--code", a, b, "-m", calibrated, "--json"])
+    run = CliRunner().invoke(cli, ["compare", "--snippets", a, b, "-m", calibrated, "--json"])
     assert run.exit_code == 0, run.output
     local = json.loads(run.output)
     assert served["threshold"] == local["threshold"] == 0.9

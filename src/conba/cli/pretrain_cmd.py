@@ -31,7 +31,8 @@ from conba.cli.paths import InputPath
 @click.option("--max-length", default=128, show_default=True,
               help="Tokens per training window (longer code is cut into windows).")
 @click.option("--max-chunks-per-file", default=0, show_default=True, help="Windows kept per file/snippet; 0 = all.")
-@click.option("--train-batch-size", "batch_size", cls=AliasOption, aliases=["-b", "--batch-size"], default=16,
+@click.option("--train-batch-size", "batch_size", cls=AliasOption,
+              deprecated_aliases=["-b", "--batch-size"], default=16,
               show_default=True, metavar="N", help="Sequences per training batch.")
 @click.option("--lr", default=5e-5, type=FINITE_FLOAT, show_default=True,
               help="Peak learning rate (linear warm-up and decay).")
