@@ -83,7 +83,7 @@ def test_new_model_is_refused_with_hint(project, tmp_path, tiny_model):
     with Index(tmp_path / "idx", model=tiny_model) as idx:
         idx.add([project])
     other = ConbaModel.create(str(make_tiny_backbone(tmp_path / "other", seed=1)), max_length=64)
-    with pytest.raises(ModelMismatchError, match="index was built with model .* pass --model .*--rebuild"):
+    with pytest.raises(ModelMismatchError, match=r"built with model .* use its model \(-m .*`conba index --rebuild`"):
         Index(tmp_path / "idx", model=other)
     with Index(tmp_path / "idx") as idx:  # no model given: the one it was built with
         assert idx.model_name == tiny_model and len(idx.search("def f(): pass", k=1)) == 1

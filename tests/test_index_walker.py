@@ -118,13 +118,13 @@ def test_read_source_accepts_utf8_with_bom(tmp_path):
 def test_unreadable_file(tmp_path, monkeypatch):
     path = tmp_path / "secret.py"
     path.write_text("def f(): pass\n")
-    real_open = open
+    real_open = os.open
 
     def deny(p, *a, **k):
         if str(p) == str(path):
             raise PermissionError(13, "Permission denied")
         return real_open(p, *a, **k)
 
-    monkeypatch.setattr("builtins.open", deny)
+    monkeypatch.setattr(os, "open", deny)  # read_source opens without blocking (a FIFO), through os.open
     with pytest.raises(Skip, match=r"secret\.py: unreadable \(permission denied\)"):
         read_source(path)

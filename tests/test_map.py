@@ -97,12 +97,12 @@ def test_groups_evaluation_counts_pairs_and_missing(tmp_path):
           FunctionMatch(unit(3, "/r/p/js/a.js", "h", 9), "missing", t2, 0.3),     # truly missing: found
           FunctionMatch(unit(4, "/r/p/js/a.js", "k", 20), "missing", t2, 0.3)]    # ungrouped: not graded
     groups = tmp_path / "groups.jsonl"
-    rows = [{"group": "p/f", "members": [{"file": "p/js/a.js", "name": "f", "line": 1},
-                                         {"file": "p/py/x.py", "name": "f", "line": 1}]},
-            {"group": "p/g", "members": [{"file": "p/js/a.js", "name": "g", "line": 5},
-                                         {"file": "p/py/x.py", "name": "g", "line": 9}]},
-            {"group": "p/h", "members": [{"file": "p/js/a.js", "name": "h", "line": 9},
-                                         {"file": "p/go/z.go", "name": "h", "line": 1}]}]
+    rows = [{"group": "p/f", "members": [{"language": "javascript", "file": "p/js/a.js", "name": "f", "line": 1},
+                                         {"language": "python", "file": "p/py/x.py", "name": "f", "line": 1}]},
+            {"group": "p/g", "members": [{"language": "javascript", "file": "p/js/a.js", "name": "g", "line": 5},
+                                         {"language": "python", "file": "p/py/x.py", "name": "g", "line": 9}]},
+            {"group": "p/h", "members": [{"language": "javascript", "file": "p/js/a.js", "name": "h", "line": 9},
+                                         {"language": "go", "file": "p/go/z.go", "name": "h", "line": 1}]}]
     groups.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     e = evaluate(_port(fs, [t1, t2]), groups)["functions"]
     assert (e["pairs_graded"], e["pairs_correct"], e["precision"]) == (2, 1, 0.5)
@@ -121,8 +121,8 @@ def test_file_groups_evaluation(tmp_path):
     assert (e["files_with_counterpart"], e["files_right"], e["file_accuracy"]) == (1, 1, 1.0)
 
 
-@pytest.mark.parametrize("text,message", [("{not json\n", r"g\.jsonl:1: not JSON"),
-                                          ('{"group": "a"}\n', r"g\.jsonl:1: a group needs"),
+@pytest.mark.parametrize("text,message", [("{not json\n", r"g\.jsonl:1: invalid JSON"),
+                                          ('{"group": "a"}\n', r"g\.jsonl:1: field 'files' must be a non-empty list"),
                                           ("\n", r"g\.jsonl: no groups")])
 def test_bad_groups_files_name_the_line(tmp_path, text, message):
     (tmp_path / "g.jsonl").write_text(text)

@@ -97,7 +97,7 @@ def test_min_coverage_exit_codes(trees):
 def test_groups_evaluation_in_the_output(trees, tmp_path):
     src, tgt, index, _ = trees
     groups = tmp_path / "groups.jsonl"
-    member = {"file": "src/a.py", "name": "alpha", "line": 1}
+    member = {"language": "python", "file": "src/a.py", "name": "alpha", "line": 1}
     groups.write_text(json.dumps({"group": "alpha", "members": [member, {**member, "file": "tgt/x.py"}]}) + "\n")
     result = run("map", str(src), str(tgt), "-i", index, "-t", T, "-g", str(groups))
     evaluation = records(result.stdout)[-1]

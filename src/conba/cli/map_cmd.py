@@ -86,7 +86,9 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
       conba map src/ port/ --min-coverage 90 > /dev/null     # CI: fail when the port falls behind
       conba map dmp/java dmp/python --groups groups.jsonl
     """
+    from conba.cli.add_report import echo_add_report, with_skips
     from conba.clones.threshold import resolve_threshold
+    from conba.data.records import DataError
     from conba.index import Index
     from conba.mapping import MapConfig, map_index
     from conba.mapping.groups import evaluate
@@ -103,12 +105,19 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
     config = MapConfig(threshold=t, margin=margin, keep_trivial=keep_trivial, relax=relax, contrast=contrast,
                        path_weight=path_weight)
     with Index(folder, model=resolve_model(model), create=source is not None, lexical_weight=lexical_weight) as idx:
+        report = None
         if source is not None:
             report = idx.add([source, target], show_progress=show_progress(progress))
             if report.units_encoded:
                 click.echo(f"Indexed {report.units_encoded} new functions -> {folder}", err=True)
-        port = map_index(idx, [source] if source else None, [target] if target else None, source_lang,
-                         target_lang, config)
+            echo_add_report(report)  # what `conba index` would say: unreadable, skipped and why
+        else:
+            idx.manifest()  # an index being written or interrupted says so (not "no functions")
+        try:
+            port = map_index(idx, [source] if source else None, [target] if target else None, source_lang,
+                             target_lang, config)
+        except DataError as exc:
+            raise with_skips(exc, report) from None
     evaluation = [evaluate(port, groups_file)] if groups_file is not None else []
     try:
         with open_output(output) as out:
@@ -117,6 +126,8 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
         raise click.ClickException(f"{output}: cannot write ({exc.strerror or exc})") from None
     click.echo(_summary(port) + ("" if output == "-" else f"\n-> {output}"), err=True)
     for e in evaluation:
+        click.echo(f"groups: {e['groups_usable']} of {e['groups_total']} usable (a member among the source "
+                   "functions)", err=True)
         for level in ("functions", "files"):
             if level in e:
                 click.echo(f"{level}: " + ", ".join(f"{k} {v}" for k, v in e[level].items() if k != "level"), err=True)

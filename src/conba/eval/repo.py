@@ -197,6 +197,9 @@ def evaluate_repo(paths: Sequence[str | os.PathLike], groups_file: str | os.Path
                 f"(not in the index or without functions); the JSON lists them")
         if not found:
             raise ConfigError(f"{groups_file}: none of the grouped files is in the index {idx.path}")
+        if not _counts(main, groups, found, missing)["groups_usable"]:
+            raise ConfigError(f"{groups_file}: no group has files in two languages among the indexed files "
+                              f"({len(found)} grouped files found); nothing to rank")
         show = {f: display_file(f, base) for f in main.files}
 
         retrieval: dict[str, dict] = {}

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from conba.errors import ConfigError
 from conba.eval.repo_functions import FunctionGroups, blind_name, function_retrieval
 from conba.eval.repo_units import UnitTable, dot
 from conba.source.overloads import overload_ids, pool_overloads
@@ -76,6 +77,12 @@ def evaluate_functions(main: UnitTable, groups: FunctionGroups, methods: dict[st
     group_of, missing = groups.resolve(main.units)
     if missing:
         log(f"{len(missing)} grouped functions are not in the index (the JSON lists them)")
+    languages: dict[str, set[str]] = {}
+    for row, group in group_of.items():
+        languages.setdefault(group, set()).add(main.units[row].language)
+    if not any(len(langs) > 1 for langs in languages.values()):
+        raise ConfigError(f"{groups.path}: no group has members in two languages among the indexed functions "
+                          f"({len(group_of)} of {len(groups.members)} members found); nothing to rank")
     out: dict[str, Any] = {"retrieval": {}, "blind": {}}
     grouped = sorted(group_of)
     blind_codes = [blind_name(main.units[r]) for r in grouped]

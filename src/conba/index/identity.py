@@ -66,7 +66,7 @@ def check_engine_matches(path: Path, store: Store, engine: str) -> None:
     if built is not None and built != engine:
         raise EngineMismatchError(
             f"{path}: index was built with engine {built}, not {engine} (the vectors of two engines must not "
-            f"mix); pass --engine {built}, or index into a new folder (--index DIR) or with --rebuild")
+            f"mix); pass --engine {built}, or use another index folder, or re-index with `conba index --rebuild`")
 
 
 def require_engine(model: Any, engine: str) -> None:
@@ -101,7 +101,8 @@ def check_model(path: Path, store: Store, model: Any, model_name: str | None, en
         built = store.get_meta("model") or "?"
         built_view = store.get_meta("view") or "raw"
         using, using_view = model_name or "the given model", getattr(model, "view", "raw")
+        view = f" with view {built_view}" if built_view != using_view else ""
         raise ModelMismatchError(
             f"{path}: index was built with model '{built}', view {built_view} (fingerprint {stored}), "
-            f"not '{using}', view {using_view} ({fingerprint}); pass --model {built} --view {built_view}, "
-            "or re-index with --rebuild")
+            f"not '{using}', view {using_view} ({fingerprint}); use its model (-m {built}){view}, or re-index "
+            "with `conba index --rebuild`")

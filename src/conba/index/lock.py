@@ -66,7 +66,7 @@ class IndexLock:
             if not wait:
                 raise IndexBusyError(
                     f"{self.folder}: another `conba index` (pid {pid}) is writing this index; wait for it "
-                    "to finish, pass --wait, or use another --index folder") from None
+                    "to finish (`conba index --wait` waits for it), or use another index folder") from None
             if on_wait is not None:
                 on_wait(pid)
             # finite timeouts in a loop: filelock refuses an endless wait on a path that another lock

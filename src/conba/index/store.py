@@ -63,15 +63,18 @@ def fs_path(stored: str) -> str:
 
 
 def shown_path(stored: str) -> str:
-    """How a stored path is shown: the file's name with only its non-UTF-8 bytes written ``\\xNN``."""
+    """How a stored path is shown: the file's name with only its non-UTF-8 bytes written ``\\xNN``; where
+    that would be ambiguous (a name with a literal backslash that reads as an escape, or with both a backslash
+    and such bytes) the stored form, with the literal backslashes doubled. So two files are never shown alike
+    (``x\\xe9.py`` with a literal backslash, ``x<0xe9>.py``), and a map or a report keeps them apart."""
     if "\\" not in stored:
         return stored
     path = fs_path(stored)
     try:
         path.encode("utf-8")
-        return path
     except UnicodeEncodeError:
-        return os.fsencode(path).decode("utf-8", "backslashreplace")
+        return stored if "\\" in path else os.fsencode(path).decode("utf-8", "backslashreplace")
+    return stored if _ESCAPE.search(path.encode("utf-8")) else path
 
 
 def legacy_fs_path(stored: str) -> str:

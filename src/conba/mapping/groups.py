@@ -6,6 +6,13 @@ Two formats, one JSON object per line (both as in the shipped dev sets):
   a member is the indexed function whose path ends with ``file`` and that starts at ``line`` (else has ``name``);
 * files (algorithms_dev): ``{"group": "bubblesort", "files": ["cpp/sorting/bubble_sort.cpp", ...]}``.
 
+The file is checked exactly as ``conba eval-repo -g`` checks it (the same validators:
+:func:`conba.eval.repo_functions.load_function_groups`, :func:`conba.eval.repo_groups.load_groups`): the first
+line picks the level, a malformed line is an error naming ``file:line``. A path is relative to the groups
+file's folder (as in eval-repo); one that matches no indexed file that way matches by its tail (an indexed path
+ending with it). The evaluation says how many groups were usable (a member among the source functions); none
+is an error.
+
 Function level: precision and recall of *matched* pairs (a pair is graded when either side is in a group), and
 how many source functions whose group has no member in the target are reported *missing* (and how many of the
 others wrongly are). File level: the share of source files with a same-group target file mapped onto one.
@@ -13,7 +20,6 @@ others wrongly are). File level: the share of source files with a same-group tar
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import defaultdict
@@ -27,22 +33,14 @@ from conba.source.records import Unit
 
 
 def load_groups(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """The groups of ``path``; a line that is not a group is a :class:`DataError` naming file and line."""
-    out = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                g = json.loads(line)
-            except ValueError as exc:
-                raise DataError(f"{path}:{n}: not JSON ({exc.msg})") from None
-            if not isinstance(g, dict) or "group" not in g or not isinstance(g.get("members", g.get("files")), list):
-                raise DataError(f"{path}:{n}: a group needs 'group' and a list of 'members' or 'files'")
-            out.append(g)
-    if not out:
-        raise DataError(f"{path}: no groups in the file")
-    return out
+    """The groups of ``path`` (JSON objects, in file order), checked as ``conba eval-repo -g`` checks them;
+    a bad line is a :class:`DataError` naming file and line."""
+    from conba.data.records import iter_json_lines
+    from conba.eval.repo_functions import is_function_groups, load_function_groups
+    from conba.eval.repo_groups import load_groups as load_file_groups
+
+    (load_function_groups if is_function_groups(path) else load_file_groups)(path)
+    return [obj for _, obj in iter_json_lines(Path(path))]
 
 
 def _ends_with(path: str, tail: str) -> bool:
@@ -50,18 +48,36 @@ def _ends_with(path: str, tail: str) -> bool:
     return path == tail or path.endswith(os.sep + tail)
 
 
-def unit_labels(groups: list[dict[str, Any]], units: list[Unit]) -> dict[int, str]:
-    """unit id -> group, for every function member found among ``units``."""
-    by_name: dict[str, list[Unit]] = defaultdict(list)
+def _matcher(base: str | os.PathLike | None, files: list[str]) -> Any:
+    """``where(listed) -> indexed files``: the file the path names relative to ``base`` (the groups file's
+    folder; through symlinks too), else those whose path ends with it (not for ``..`` paths)."""
+    real = {os.path.realpath(f): f for f in files}
+
+    def where(listed: str) -> list[str]:
+        if base is not None:
+            full = os.path.normpath(os.path.join(os.path.abspath(base), listed))
+            hit = full if full in real.values() else real.get(os.path.realpath(full))
+            if hit is not None:
+                return [hit]
+        if listed.replace("\\", "/").startswith("../") or os.path.isabs(listed):
+            return []
+        return [f for f in files if _ends_with(f, listed)]
+
+    return where
+
+
+def unit_labels(groups: list[dict[str, Any]], units: list[Unit],
+                base: str | os.PathLike | None = None) -> dict[int, str]:
+    """unit id -> group, for every function member found among ``units`` (``base``: the groups file's folder)."""
+    where = _matcher(base, sorted({u.file for u in units}))
+    by_file: dict[str, list[Unit]] = defaultdict(list)
     for u in units:
-        by_name[os.path.basename(u.file)].append(u)
+        by_file[u.file].append(u)
     labels: dict[int, str] = {}
     for g in groups:
         for m in g.get("members", []):
-            near = [u for u in by_name.get(os.path.basename(str(m.get("file", ""))), ())
-                    if _ends_with(u.file, str(m["file"]))]
-            for file in sorted({u.file for u in near}):  # one per copy of the file (e.g. a tree and its port)
-                here = [u for u in near if u.file == file]
+            for file in where(str(m.get("file", ""))):  # one per copy of the file (e.g. a tree and its port)
+                here = by_file[file]
                 line, last = m.get("line"), _last_name(str(m.get("name", "")))
                 hit = ([u for u in here if u.start_line == line]
                        # a unit that starts at its doc comment holds the function's own first line
@@ -73,14 +89,15 @@ def unit_labels(groups: list[dict[str, Any]], units: list[Unit]) -> dict[int, st
     return labels
 
 
-def file_labels(groups: list[dict[str, Any]], files: list[str]) -> dict[str, str]:
+def file_labels(groups: list[dict[str, Any]], files: list[str],
+                base: str | os.PathLike | None = None) -> dict[str, str]:
     """file -> group, for every listed file found among ``files`` (paths as indexed)."""
+    where = _matcher(base, files)
     out: dict[str, str] = {}
     for g in groups:
-        for tail in g.get("files", []):
-            for f in files:
-                if _ends_with(f, str(tail)):
-                    out[f] = str(g["group"])
+        for listed in g.get("files", []):
+            for f in where(str(listed)):
+                out[f] = str(g["group"])
     return out
 
 
@@ -123,14 +140,29 @@ def evaluate_files(port: PortMap, labels: dict[str, str]) -> dict[str, Any]:
 
 
 def evaluate(port: PortMap, groups_path: str | os.PathLike) -> dict[str, Any]:
-    """Both levels that ``groups_path`` labels (function members and / or files)."""
+    """Both levels that ``groups_path`` labels (function members or files), with how many groups were usable
+    (a member among the source functions); none usable is a :class:`DataError`. The function level adds the
+    missing list's precision / recall by name keys (:func:`conba.mapping.name_truth.missing_scores`)."""
+    from conba.mapping.name_truth import missing_scores
+
     groups = load_groups(groups_path)
+    base = Path(groups_path).parent
     units = [f.source for f in port.functions] + port.targets
-    out: dict[str, Any] = {"type": "evaluation", "groups": str(Path(groups_path))}
+    out: dict[str, Any] = {"type": "evaluation", "groups": str(Path(groups_path)), "groups_total": len(groups)}
     if any("members" in g for g in groups):
-        out["functions"] = evaluate_functions(port, unit_labels(groups, units))
-    if any("files" in g for g in groups):
-        out["files"] = evaluate_files(port, file_labels(groups, sorted({u.file for u in units})))
+        labels = unit_labels(groups, units, base)
+        usable = {labels[f.source.id] for f in port.functions if f.source.id in labels}
+        out["functions"] = evaluate_functions(port, labels)
+        out["functions"].update(missing_scores(port))  # missing precision / recall by name keys
+    else:
+        file_groups = file_labels(groups, sorted({u.file for u in units}), base)
+        usable = {file_groups[f.source] for f in port.files if f.source in file_groups}
+        out["files"] = evaluate_files(port, file_groups)
+    out["groups_usable"] = len(usable)
+    if not usable:
+        raise DataError(f"{groups_path}: none of its {len(groups)} groups has a member among the source functions "
+                        "(paths are relative to the groups file's folder, or tails of the indexed paths); "
+                        "nothing to score")
     return out
 
 

@@ -29,7 +29,7 @@ from conba.syntax.languages import detect_language
 
 @dataclass
 class Candidate:
-    path: str          # absolute, symlinks kept as the user sees them
+    path: str          # absolute; a given path's own symlinks resolved, links inside a tree kept as met
     language: str
     size: int
     mtime_ns: int
@@ -117,6 +117,8 @@ def discover(paths: Iterable[str | os.PathLike], max_size: int = DEFAULT_MAX_FIL
     out = Discovery()
     excluded = {os.path.realpath(p) for p in exclude}
     seen: set[str] = set()
+    paths = list(paths)
+    reals = [os.path.realpath(p) for p in paths]  # symlinks resolved once: a tree reached twice is one tree
     for raw in paths:
         path = Path(os.path.abspath(raw))
         if not os.path.lexists(path):
@@ -126,18 +128,34 @@ def discover(paths: Iterable[str | os.PathLike], max_size: int = DEFAULT_MAX_FIL
         except OSError as exc:
             why = {errno.ELOOP: "symlink loop", errno.ENOENT: "broken symlink"}.get(exc.errno, exc.strerror)
             raise SourceError(f"{raw}: {why}") from None
+        real = Path(os.path.realpath(path))
         if stat.S_ISDIR(mode):
-            out.roots.append(str(path))
-            _walk(path, _parent_ignores(path), out, max_size, excluded, seen)
+            out.roots.extend(dict.fromkeys([str(real), str(path)]))  # rows of a run through the link are replaced
+            others = tuple(r for r in reals if r != str(real) and not _inside(str(real), r))
+            _walk(real, _parent_ignores(real), out, max_size, excluded, seen, others)
             continue
         try:
             check_regular(raw, mode)  # a FIFO would hang the read, a device would be read as code
             cand = _candidate(path, True, max_size)
         except Skip as exc:
             raise SourceError(index_error_message(exc)) from None
+        cand.path = str(real)  # its language comes from the name given
         if _first_time(cand, seen):
             out.files.append(cand)
     return out
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _linked_into(path: Path, others: tuple[str, ...]) -> str | None:
+    """The other given path (a real path) that ``path`` reaches through a symlink, if any: it is indexed
+    there, once, under its own name."""
+    if not others:
+        return None
+    real = os.path.realpath(path)
+    return next((r for r in others if _inside(real, r)), None) if real != str(path) else None
 
 
 def _first_time(cand: Candidate, seen: set[str]) -> bool:
@@ -150,7 +168,7 @@ def _first_time(cand: Candidate, seen: set[str]) -> bool:
 
 
 def _walk(root: Path, ignores: _Ignores, out: Discovery, max_size: int, excluded: set[str],
-          seen: set[str]) -> None:
+          seen: set[str], others: tuple[str, ...] = ()) -> None:
     # iterative DFS; each entry carries the real paths of its ancestors to detect symlink loops
     stack: list[tuple[Path, _Ignores, frozenset[str]]] = [(root, ignores, frozenset())]
     while stack:
@@ -181,6 +199,8 @@ def _walk(root: Path, ignores: _Ignores, out: Discovery, max_size: int, excluded
                         out.skipped.append((str(path), "vendored directory"))
                 elif ign.ignored(path, True):
                     out.skipped.append((str(path), "gitignored"))
+                elif entry.is_symlink() and (into := _linked_into(path, others)):
+                    out.skipped.append((str(path), f"symlink into {into}"))
                 else:
                     subdirs.append(path)
                 continue
@@ -197,6 +217,9 @@ def _walk(root: Path, ignores: _Ignores, out: Discovery, max_size: int, excluded
                 continue  # dotfiles (.gitignore, .eslintrc.js...) are configuration, not code
             if ign.ignored(path, False):
                 out.skipped.append((str(path), "gitignored"))
+                continue
+            if entry.is_symlink() and (into := _linked_into(path, others)):
+                out.skipped.append((str(path), f"symlink into {into}"))
                 continue
             try:
                 cand = _candidate(path, False, max_size)
