@@ -1,6 +1,6 @@
 """Where `conba clones` spends its time on an index: wall time of each step of ``Index.clone_report``.
 
-    conba bench clones-profile /work/scale100k/index-fast768 [-x] [--classes OUT.json]
+    conba bench clones-profile runs/scale100k/index-fast768 [-x] [--classes OUT.json]
 
 Prints one JSON line: seconds per step (candidate_pairs: the kNN search and pair filter; louvain,
 connected_parts, means: inside cohesive_groups; clone_classes; trivial_reason: the unit filter),

@@ -13,7 +13,7 @@ doc as a comment and a renamed copy) and the curated training files it writes in
   comment of the language; a Python docstring moves above the ``def``), and N records
   sampled (seeded) from atcoder_train + mbxp_train, so the student also keeps up on contest code.
 
-    conba experiment cpu-training-data /work/mined/mined.jsonl --data ../shared/data -o /work/train-data
+    conba experiment cpu-training-data runs/mined/mined.jsonl --data ../shared/data -o runs/train-data
 """
 
 from __future__ import annotations

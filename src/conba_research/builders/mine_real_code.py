@@ -1,7 +1,7 @@
 """Mine unlabelled real code into grouped JSONL: function <-> its doc comment <-> a renamed copy.
 
-    conba experiment mine-real-code ROOT [ROOT ...] -o /work/mined/mined.jsonl \
-        [--manifest /work/mined/manifest.json] [--languages python,go] [--per-package 150] \
+    conba experiment mine-real-code ROOT [ROOT ...] -o runs/mined/mined.jsonl \
+        [--manifest runs/mined/manifest.json] [--languages python,go] [--per-package 150] \
         [--per-language 1500] [--max-chars 4000] [--min-body-lines 3] [--seed 0]
 
 A ROOT is a folder of package sources, ``PATH`` or ``LABEL=PATH``; a package is ``LABEL/<first folder
