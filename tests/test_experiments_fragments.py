@@ -89,3 +89,11 @@ def test_long_query_map_scores_only_the_long_queries():
     # query 2 (python, group g1) ranks java record 1 (g0) above its own record 3: MAP@R 0
     assert long_query_map(sim, recs, np.array([False, False, True, False])) == 0.0
     assert long_query_map(sim, recs, np.array([True, False, False, False])) == 1.0
+
+
+def test_repo_index_needs_its_groups(tmp_path):
+    data = _data(tmp_path / "tiny.jsonl", groups=2)
+    (tmp_path / "idx").mkdir()
+    res = _run("--train", str(data), "--dev", str(data), "-o", str(tmp_path / "o"),
+               "--repo-index", str(tmp_path / "idx"))
+    assert res.exit_code != 0 and "one --repo-groups per --repo-index" in res.output

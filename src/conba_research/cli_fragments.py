@@ -34,13 +34,18 @@ _FILE = InputPath(dir_okay=False, path_type=Path)
 @click.option("-K", "--per-group", type=click.IntRange(2), default=4, show_default=True)
 @click.option("--lr", type=FINITE_FLOAT, default=1e-3, show_default=True)
 @click.option("--temperature", type=FINITE_FLOAT, default=0.05, show_default=True)
+@click.option("--repo-index", "repo_indexes", multiple=True, type=InputPath(file_okay=False, path_type=Path),
+              help="File level (evaluation only): an index built with the same model (repeatable).")
+@click.option("--repo-groups", "repo_groups", multiple=True, type=_FILE,
+              help="The file groups of each --repo-index, in the same order (groups.jsonl).")
 @friendly_errors
 @_examples("  conba experiment fragments --train ../shared/data/atcoder_train.jsonl --train-limit 6144 \\\n"
            "      --dev ../shared/data/atcoder_dev.jsonl --dev ../shared/data/mbxp_dev.jsonl -o runs/fragments")
 def fragments_cmd(train_files: tuple[Path, ...], dev_files: tuple[Path, ...], out: Path, model: str | None,
                   fragments: int, train_limit: int | None, dev_limit: int | None, rows: str | None, seeds: str,
                   steps: int,
-                  groups_per_batch: int, per_group: int, lr: float, temperature: float) -> None:
+                  groups_per_batch: int, per_group: int, lr: float, temperature: float,
+                  repo_indexes: tuple[Path, ...], repo_groups: tuple[Path, ...]) -> None:
     """Fragment heads (ConbaLayer over the windows, its ablations, conba-scan, mean, max, first, attention)
     on the cached window vectors of one frozen model, at equal steps with each seed."""
     import numpy as np
@@ -56,6 +61,8 @@ def fragments_cmd(train_files: tuple[Path, ...], dev_files: tuple[Path, ...], ou
     if unknown:
         raise click.BadParameter(f"unknown row(s) {unknown}; choose from {[r.name for r in ROWS]}",
                                  param_hint="--rows")
+    if len(repo_indexes) != len(repo_groups):
+        raise click.BadParameter("give one --repo-groups per --repo-index", param_hint="--repo-groups")
     seed_list = _ints(seeds) or [0]
     if lr <= 0 or temperature <= 0:
         raise click.BadParameter("--lr and --temperature must be > 0")
@@ -76,5 +83,12 @@ def fragments_cmd(train_files: tuple[Path, ...], dev_files: tuple[Path, ...], ou
         dev.append(fs)
     ts = TrainSettings(steps, groups_per_batch, per_group, lr, temperature)
     done = run_fight(train, dev, out, chosen, seed_list, ts, log=_log)
-    write_report(out, done, chosen, train, dev, ts, m, command_line())
+    files = {}
+    for index, groups in zip(repo_indexes, repo_groups):
+        from conba_research.fragment_files import score_files
+
+        name = groups.parent.name or index.name
+        files[name] = score_files(index, groups, out / "heads", name)
+        _log(f"{name} (file level): " + ", ".join(f"{k} {np.mean(v):.4f}" for k, v in files[name]["rows"].items()))
+    write_report(out, done, chosen, train, dev, ts, m, command_line(), files)
     _log(f"wrote {out}/fragments.md")
