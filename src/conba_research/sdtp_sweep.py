@@ -32,7 +32,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("pruned", help="pruned model folder (conba prune train) whose scorers are reused")
     ap.add_argument("out", help="JSONL of results (appended; finished rows are skipped)")
-    ap.add_argument("--data", default="../shared/data/atcoder_dev.jsonl")
+    ap.add_argument("--data", help="grouped JSONL (default: atcoder_dev.jsonl of $CONBA_DATA)")
     ap.add_argument("--limit", type=int, default=800, help="about this many records, whole groups (seeded)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--row", nargs=4, action="append", default=[], metavar=("NAME", "LAYERS", "RATIO", "KIND"),
@@ -40,6 +40,9 @@ def main() -> None:
     args = ap.parse_args()
 
     from conba.bench.speed import group_subset
+    from conba.data.location import data_path
+
+    args.data = args.data or str(data_path("atcoder_dev.jsonl", what="--data file"))
     from conba.data import load_records
     from conba.eval.metrics import cross_language_retrieval, embedding_similarity
     from conba.model import load_model

@@ -95,6 +95,12 @@ def _num(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
 
+VARIANT_NAMES = {"st": "sentence-transformers (the peer, same weights)", "exact": "default, torch",
+                 "raw": "default, torch, raw view", "sdtp": "default-sdtp, torch", "onnx": "default, int8 ONNX Runtime",
+                 "both": "default-sdtp, int8 ONNX Runtime", "fast": "default-fast, torch",
+                 "fast-onnx": "default-fast, int8 ONNX Runtime"}
+
+
 def _speed_lines(root: Path) -> list[str]:
     path = root / SPEED_FILE
     if not path.is_file():
@@ -103,15 +109,30 @@ def _speed_lines(root: Path) -> list[str]:
     variants = speed.get("variants") or {}
     machine = speed.get("machine") or {}
     model, student = speed.get("model") or {}, speed.get("student") or {}
+    load = speed.get("load_before") or ["?"]
     lines = ["", "## Encoding speed", "",
              f"`{speed.get('command', 'conba bench speed')}` ({SPEED_FILE}): {speed.get('timed_snippets')} "
-             f"atcoder_dev snippets, {machine.get('cores')} CPU cores ({machine.get('cpu', '?')}), torch "
-             f"{machine.get('torch', '?')}, load average {speed.get('load_before', ['?'])[0]} before; "
-             f"model fingerprint `{model.get('fingerprint', '?')}`, student `{student.get('fingerprint', '?')}`.",
+             f"atcoder_dev snippets, every variant alternating in one process (median of the repeats), "
+             f"{machine.get('cores')} CPU cores ({machine.get('cpu', '?')}), torch {machine.get('torch', '?')}, "
+             f"load average {load[0]} before the run (wall-clock speed falls with other work on the machine; "
+             f"the ratio to sentence-transformers, measured alternating, much less). Model fingerprint "
+             f"`{model.get('fingerprint', '?')}`, student `{student.get('fingerprint', '?')}`.",
              "", "| variant | snippets/s | × sentence-transformers |", "|---|---|---|"]
     for name, v in variants.items():
-        lines.append(f"| {name} | {v.get('snippets_per_s', '–')} | {v.get('ratio_to_st', '–')} |")
+        lines.append(f"| {VARIANT_NAMES.get(name, name)} (`{name}`) | {v.get('snippets_per_s', '–')} "
+                     f"| {v.get('ratio_to_st', '–')} |")
     return lines
+
+
+def _speed_problems(root: Path, shipped: dict[str, str]) -> list[str]:
+    path = root / SPEED_FILE
+    if not path.is_file():
+        return []
+    speed = read_json(path)
+    got = {"default": (speed.get("model") or {}).get("fingerprint"),
+           "default-fast": (speed.get("student") or {}).get("fingerprint")}
+    return [f"{SPEED_FILE}: measured {name} {got[name]}, shipped {fingerprint}: re-run conba bench speed"
+            for name, fingerprint in shipped.items() if name in got and got[name] != fingerprint]
 
 
 def render(root: Path) -> str:
@@ -154,6 +175,7 @@ def check(root: Path, markdown: str, shipped: dict[str, str]) -> list[str]:
         if got != fingerprint:
             problems.append(f"shipped model {name} (fingerprint {fingerprint}) has no row "
                             f"(the results hold {got or 'none'}): re-run its evaluations")
+    problems += _speed_problems(root, shipped)
     for r in rows:
         want = prints.get(r.model, {}).get("embedding_fingerprint")
         if want and r.fingerprint != want:

@@ -21,3 +21,13 @@ def data_path(*parts: str, what: str = "") -> Path:
         name = "/".join(parts)
         raise ConfigError(f"no {what or name} given: pass it, or set {DATA_ENV} to the folder holding {name}")
     return Path(root).joinpath(*parts)
+
+
+def data_files(names: tuple[str, ...] | list[str], what: str) -> list[Path]:
+    """The files ``names`` of ``$CONBA_DATA`` that exist (a command's default data); without the variable, or
+    with none of them there, a one-line error naming ``what`` to pass instead."""
+    paths = [data_path(name, what=what) for name in names]
+    found = [p for p in paths if p.is_file()]
+    if not found:
+        raise ConfigError(f"no {what} given and none of {', '.join(names)} in ${DATA_ENV} ({paths[0].parent})")
+    return found

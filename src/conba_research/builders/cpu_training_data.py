@@ -80,7 +80,7 @@ def contest_sample(data: Path, n: int, seed: int) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("mined", type=Path)
-    ap.add_argument("--data", type=Path, default=Path("../shared/data"))
+    ap.add_argument("--data", type=Path, help="folder of the curated training files (default: $CONBA_DATA)")
     ap.add_argument("-o", "--output", type=Path, required=True, metavar="DIR")
     ap.add_argument("--per-language", type=int, default=200)
     ap.add_argument("--keep-per-language", type=int, default=300)
@@ -89,6 +89,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     from conba.data import cap_records, load_records
+    from conba.data.location import data_path
+
+    args.data = args.data or data_path(what="--data folder")
 
     args.output.mkdir(parents=True, exist_ok=True)
     train, keep = split_mined(args.mined, args.per_language, args.keep_per_language, args.seed)
