@@ -203,3 +203,22 @@ def test_unsupported_operations_name_the_architecture(folders):
         ConbaModel(qwen.backbone, build_head(HeadConfig(kind="conba", mode="tokens", dim=32)))
     with pytest.raises(ConbaError, match="no prompt 'passage'"):
         qwen.encode(["x"], prompt_name="passage")
+
+
+def test_cli_pooling_and_trust_remote_code_flags(folders, tmp_path):
+    import conba
+
+    hf = str(folders["bert-cls"].parent / "bert-cls-hf")  # a bare BERT: mean pooling unless told otherwise
+    code = "def add(a, b):\n    return a + b\n"
+    res = CliRunner().invoke(cli, ["encode", "-", "-l", "python", "-m", hf, "--pooling", "cls"], input=code)
+    assert res.exit_code == 0, res.output
+    got = np.asarray(json.loads(res.output.splitlines()[-1])["embedding"], dtype=np.float32)
+    want = conba.load_model(hf, pooling="cls").encode([code], languages=["python"])[0]
+    mean = conba.load_model(hf).encode([code], languages=["python"])[0]
+    assert np.allclose(got, want, atol=1e-6) and not np.allclose(got, mean, atol=1e-3)
+    src, tgt = _tree(tmp_path)
+    idx = str(tmp_path / "idx")
+    res = run("index", str(src), "--index", idx, "-m", hf, "--pooling", "cls", "--trust-remote-code")
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(cli, ["encode", "-", "-m", "default", "--pooling", "cls"], input=code)
+    assert res.exit_code != 0 and "--pooling applies to a bare" in res.output and "Traceback" not in res.output
