@@ -33,6 +33,7 @@ from conba.utils.io import atomic_write
 IVF_ABOVE = 200_000  # exact IndexFlatIP up to here (≈ 10 ms a query at 200k on one core)
 NPROBE = 64
 RERANK = 64
+CODES = "SQ8"  # FAISS factory code of the IVF lists' vectors
 TRAIN_PER_LIST = 40  # k-means sample = TRAIN_PER_LIST * nlist vectors (FAISS warns below 39)
 KMEANS_ITER = 10
 ADD_CHUNK = 65_536
@@ -187,24 +188,30 @@ def load(folder: Path, ann: dict, dim: int) -> IVFSearcher:
 
 
 # ---------------------------------------------------------------------- build
-def train(sample: np.ndarray, dim: int, nlist: int, iters: int = KMEANS_ITER, seed: int = 1234) -> Any:
-    """An empty IVF-SQ8 index (inner product) trained on ``sample`` (m, d): spherical k-means lists."""
+def train(sample: np.ndarray, dim: int, nlist: int, codes: str = CODES, iters: int = KMEANS_ITER,
+          seed: int = 1234, quantizer: Any = None) -> Any:
+    """An empty IVF index (inner product) with ``codes`` (a FAISS factory code: SQ8, PQ96x4fs...) trained
+    on ``sample`` (m, d): spherical k-means lists, or the lists of ``quantizer`` (a trained coarse
+    quantizer, copied) when given."""
     faiss = faiss_module()
-    quantizer = faiss.IndexFlatIP(dim)
-    ivf = faiss.IndexIVFScalarQuantizer(quantizer, dim, nlist, faiss.ScalarQuantizer.QT_8bit,
-                                        faiss.METRIC_INNER_PRODUCT)
+    made = faiss.index_factory(dim, f"IVF{nlist},{codes}", faiss.METRIC_INNER_PRODUCT)
+    made.this.disown()
+    ivf = faiss.downcast_index(made)  # the IVF index itself: owned by this proxy from here
+    ivf.this.acquire()
+    if quantizer is not None:
+        ivf.quantizer = faiss.clone_index(quantizer)
+        ivf.quantizer.this.disown()
+        ivf.own_fields = True
     ivf.cp.spherical = True
     ivf.cp.niter = iters
     ivf.cp.seed = seed
     ivf.cp.max_points_per_centroid = max(TRAIN_PER_LIST, len(sample) // max(nlist, 1) + 1)
-    ivf.own_fields = True
-    quantizer.this.disown()  # owned by ivf from here
     ivf.train(np.ascontiguousarray(sample, dtype=np.float32))
     return ivf
 
 
 def build(folder: Path, chunks: Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]], count: int, dim: int,
-          generation: int, seed: int = 0, nlist: int | None = None,
+          generation: int, seed: int = 0, nlist: int | None = None, codes: str = CODES,
           progress: Callable[[str], None] | None = None) -> dict:
     """A fresh generation from every (unit ids (m,), vectors (m, d)) chunk of ``chunks()`` (read twice:
     rows + training sample, then adding); returns the manifest's ``ann`` entry. Nothing the current
@@ -228,7 +235,7 @@ def build(folder: Path, chunks: Callable[[], Iterator[tuple[np.ndarray, np.ndarr
         raise CorruptIndexError(f"{folder}: read {rows} vectors, expected {count}; {_HINT}")
     kill_point("build-rows")
     say(f"training {nlist} lists on {len(pick):,} vectors")
-    ivf = train(np.concatenate(sample) if sample else np.zeros((0, dim), np.float32), dim, nlist, seed=seed + 1)
+    ivf = train(np.concatenate(sample) if sample else np.zeros((0, dim), np.float32), dim, nlist, codes, seed=seed + 1)
     del sample
     say(f"adding {count:,} vectors")
     mapped = open_rows(p["rows"], rows, dim)
@@ -236,8 +243,8 @@ def build(folder: Path, chunks: Callable[[], Iterator[tuple[np.ndarray, np.ndarr
         block = np.asarray(mapped[s:s + ADD_CHUNK], dtype=np.float32)
         ivf.add_with_ids(block, np.arange(s, s + len(block), dtype=np.int64))
     all_ids = np.concatenate(ids) if ids else np.zeros(0, np.int64)
-    return {"structure": "IVF-SQ8 + exact float16 re-rank", "generation": generation, "base": generation,
-            "nlist": nlist, "nprobe": NPROBE, "rerank": RERANK, "codes": "SQ8", "kmeans": "spherical",
+    return {"structure": f"IVF-{codes} + exact float16 re-rank", "generation": generation, "base": generation,
+            "nlist": nlist, "nprobe": NPROBE, "rerank": RERANK, "codes": codes, "kmeans": "spherical",
             "trained_on": int(len(pick)), "built_with": count, "added_since_build": 0,
             "removed_since_build": 0, "rows": rows, "live": int(ivf.ntotal),
             "imbalance_at_build": round(float(ivf.invlists.imbalance_factor()), 4),
