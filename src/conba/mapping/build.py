@@ -23,6 +23,7 @@ from conba.index.store import db_path, shown_path
 from conba.mapping.align import align_units
 from conba.mapping.assign import MISSING, assign, top_columns
 from conba.mapping.config import MapConfig
+from conba.mapping.copies import share_copies
 from conba.mapping.files import file_lexical_scores, map_files
 from conba.mapping.records import FunctionMatch, PortMap
 from conba.source.overloads import overload_ids, pool_overloads
@@ -85,6 +86,7 @@ def map_units(idx: Any, source: Sequence[Unit], target: Sequence[Unit], config: 
     scores = pool_overloads(idx.score_matrix([u.id for u in source], [u.id for u in target]), source_sets)
     a = assign(scores, threshold, config.margin, config.candidates, siblings=source_sets,
                relax=config.relax, contrast=config.contrast or None, target_siblings=overload_ids(target))
+    share_copies(a, source)  # identical source functions: one outcome (conba.mapping.copies)
     functions = []
     for i, unit in enumerate(source):
         j = int(a.target[i])

@@ -26,6 +26,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from conba.serve.batching import EncodeBatcher
+from conba.serve.errors import add_http_error_handler, http_detail
 from conba.serve.limits import BodyLimitMiddleware, Limits
 from conba.serve.reload import IndexHolder, NoIndex
 
@@ -179,6 +180,7 @@ def _denied(request: Request) -> JSONResponse | None:
 
 
 def _error_handlers(app: FastAPI) -> None:
+    add_http_error_handler(app)  # HTTPException details: values cut, fields instead of CLI flags
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         # the body is parsed before the token dependency runs: a bad token is still answered first
@@ -198,7 +200,7 @@ def _error_handlers(app: FastAPI) -> None:
         for e in errors[:5]:
             loc = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
             parts.append(f"{loc}: {e.get('msg', 'invalid')}")
-        return JSONResponse({"detail": "; ".join(parts)}, status_code=422)
+        return JSONResponse({"detail": http_detail("; ".join(parts))}, status_code=422)
 
     @app.exception_handler(NoIndex)
     async def no_index(request: Request, exc: NoIndex) -> JSONResponse:
