@@ -22,13 +22,14 @@ Glossary: n source lines, m target lines.
 
 from __future__ import annotations
 
+import functools
 import math
 import textwrap
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 
 from conba.text import code_tokens
 
@@ -45,14 +46,19 @@ _KEEP_OPERATORS = {"==", "!=", "<=", ">=", "+=", "-=", "<<", ">>", "and", "or", 
 def line_terms(line: str) -> list[str]:
     """The alignment terms of one line: identifier words (>= 2 letters), numbers, folded keywords and
     comparison / shift operators."""
-    out = []
+    return list(_line_terms(line.strip()))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _line_terms(line: str) -> tuple[str, ...]:
+    out: list[str] = []
     for tok in code_tokens(line):
         tok = _FOLD.get(tok, tok)
         if tok[0].isalpha() and (len(tok) >= 2 or tok in _KEEP_OPERATORS):
             out.extend(tok.split())
         elif tok[0].isdigit() or tok in _KEEP_OPERATORS:
             out.append(tok)
-    return out
+    return tuple(out)
 
 
 _HASH_COMMENTS = {"python", "ruby", "shell", "bash", "r", "perl", "yaml", "toml"}
@@ -90,30 +96,37 @@ def comment_lines(lines: list[str], language: str | None = None) -> list[bool]:
     return out
 
 
-def _vectors(lines: list[list[str]], idf: dict[str, float]) -> list[dict[str, float]]:
-    vecs = []
-    for terms in lines:
-        v = {t: (1.0 + math.log(c)) * idf[t] for t, c in Counter(terms).items()}
-        norm = math.sqrt(sum(x * x for x in v.values())) or 1.0
-        vecs.append({t: x / norm for t, x in v.items()})
-    return vecs
+def _counts(lines: list[list[str]], vocab: dict[str, int]) -> sparse.csr_matrix:
+    """(len(lines), len(vocab)) CSR: the term counts of each line."""
+    rows = [i for i, terms in enumerate(lines) for _ in terms]
+    cols = [vocab[t] for terms in lines for t in terms]
+    out = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(lines), len(vocab)))
+    out.sum_duplicates()
+    return out
 
 
 def line_scores(a: list[list[str]], b: list[list[str]]) -> np.ndarray:
-    """float32 (n, m): the TF-IDF cosine of every source line's terms with every target line's (IDF over
-    the lines of both sides)."""
-    docs = [set(t) for t in a + b if t]
-    df = Counter(t for d in docs for t in d)
-    idf = {t: math.log((1 + len(docs)) / (1 + c)) + 1.0 for t, c in df.items()}
-    va, vb = _vectors(a, idf), _vectors(b, idf)
-    vocab = {t: k for k, t in enumerate(df)}
-    ma = np.zeros((len(a), len(vocab)), dtype=np.float32)
-    mb = np.zeros((len(b), len(vocab)), dtype=np.float32)
-    for m, vs in ((ma, va), (mb, vb)):
-        for i, v in enumerate(vs):
-            for t, x in v.items():
-                m[i, vocab[t]] = x
-    return ma @ mb.T
+    """float32 (n, m): the TF-IDF cosine of every source line's terms with every target line's (sublinear
+    term frequencies; IDF over the lines of both sides). Sparse products: no BLAS threads, which cost more
+    than they bring on matrices this small."""
+    vocab: dict[str, int] = {}
+    for terms in a + b:
+        for t in terms:
+            vocab.setdefault(t, len(vocab))
+    ca, cb = _counts(a, vocab), _counts(b, vocab)
+    docs = np.bincount(np.r_[ca.indices, cb.indices], minlength=len(vocab))  # (V,) lines holding each term
+    n_docs = sum(1 for t in a + b if t)
+    idf = np.log((1.0 + n_docs) / (1.0 + docs)) + 1.0
+
+    def weigh(c: sparse.csr_matrix) -> sparse.csr_matrix:
+        c.data = (1.0 + np.log(c.data)) * idf[c.indices]
+        lengths = np.diff(c.indptr)
+        rows = np.repeat(np.arange(c.shape[0]), lengths)
+        norm = np.sqrt(np.bincount(rows, weights=c.data ** 2, minlength=c.shape[0]))
+        c.data /= norm[rows]  # every stored row has a term: its norm is > 0
+        return c
+
+    return np.asarray((weigh(ca) @ weigh(cb).T).toarray(), dtype=np.float32)
 
 
 def monotone_pairs(scores: np.ndarray, min_score: float = MIN_SCORE) -> list[tuple[int, int]]:
