@@ -202,3 +202,39 @@ def test_a_source_of_only_skipped_files_says_why(trees):
     assert "no functions in the source" in result.output and "skipped when indexing" in result.output
     assert "binary" in result.output and "minified" in result.output
     assert "bin.py: binary" in result.stderr
+
+
+# ---------------------------------------------------------------- row 11: what map says while the index is written
+def test_map_while_another_process_writes_the_index(trees):
+    from conba.index.lock import IndexLock
+    from conba.index.store import Store
+
+    src, tgt, index, model = trees
+    assert _map(trees).exit_code == 0
+    lock = IndexLock(index)
+    lock.acquire()
+    try:
+        busy = _map(trees)  # map indexes SOURCE and TARGET first: it needs the lock
+        assert busy.exit_code == 1 and "is writing this index" in busy.output
+        assert "--wait" not in busy.output.replace("`conba index --wait`", "")
+        store = Store(index / "index.sqlite")
+        store.set_meta(state="building")  # as `conba index --rebuild` leaves it while it runs
+        store.close()
+        reading = run("map", "-i", index, "--source-lang", "python", "--target-lang", "python")
+        assert reading.exit_code == 1 and "is writing this index right now" in reading.output
+        assert "languages in the index" not in reading.output
+    finally:
+        lock.release()
+
+
+def test_a_model_mismatch_on_map_advises_flags_map_has(trees, tmp_path):
+    from conba.model import load_model
+
+    src, tgt, index, model = trees
+    assert _map(trees).exit_code == 0
+    other = load_model(model)
+    other.view = "code" if other.view != "code" else "raw"  # another view: another fingerprint
+    other_dir = other.save(tmp_path / "other")
+    result = run("map", src, tgt, "-i", index, "-m", other_dir, "-t", T)
+    assert result.exit_code == 1 and "use its model (-m" in result.output
+    assert "--view" not in result.output and "--rebuild" not in result.output.replace("`conba index --rebuild`", "")

@@ -217,7 +217,7 @@ def add_result(raw: Path, root: Path, model: str | None = None, name: str | None
         found = result.get("model")
         model = model or (found.get("name") if isinstance(found, dict) else found)
         if not model or os.sep in str(model):
-            raise ConfigError(f"{raw}: say which shipped model it measured (--model)")
+            raise ConfigError(f"{raw}: say which shipped model it measured (--as-model)")
         data = result.get("data") or Path(str(result.get("groups_file", ""))).parent.name
         name = name or Path(str(data)).stem
         dest = root / str(model) / f"{name}.json"

@@ -106,7 +106,8 @@ def code_argument(text: str, what: str) -> str:
 _CODE_MARKS = frozenset("\n(){};=")
 
 
-def read_code_path(path: str, language: str | None, hint: str, require_language: bool = True) -> tuple[str, str | None]:
+def read_code_path(path: str, language: str | None, hint: str, require_language: bool = True,
+                   language_option: str = "--language") -> tuple[str, str | None]:
     """(text, language) of the source file ``path`` (:func:`conba.clones.compare.read_code_file`'s checks);
     when no file of that name exists and the argument reads like code (a line break, brackets, ``;``,
     ``=``), the one-line error ends with ``hint``, the way to pass code itself to this command."""
@@ -114,7 +115,8 @@ def read_code_path(path: str, language: str | None, hint: str, require_language:
     from conba.errors import SourceError
 
     try:
-        return read_code_file(path, language=language, require_language=require_language)
+        return read_code_file(path, language=language, require_language=require_language,
+                              language_option=language_option)
     except SourceError as exc:
         if not os.path.lexists(path) and _CODE_MARKS.intersection(path):
             raise SourceError(f"{exc}; it reads like code: {hint}") from None

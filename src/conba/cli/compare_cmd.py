@@ -50,12 +50,13 @@ def compare(a: str, b: str, code: bool, language_a: str | None, language_b: str 
     language_a = language_option_value(language_a, "--language-a")
     language_b = language_option_value(language_b, "--language-b")
 
-    def get(x: str, lang: str | None, what: str) -> tuple[str, str | None]:
+    def get(x: str, lang: str | None, what: str) -> tuple[str, str | None]:  # what: A or B
         if x == "-":
             return read_stdin(), lang
         if code:
             return code_argument(x, what), lang
-        return read_code_path(x, lang, "to compare snippets, add --snippets")
+        return read_code_path(x, lang, "to compare snippets, add --snippets",
+                              language_option=f"--language-{what.lower()}")
 
     code_a, lang_a = get(a, language_a, "A")
     code_b, lang_b = get(b, language_b, "B")

@@ -29,7 +29,8 @@ def read_query(query: str | None, code: str | None, language: str | None) -> tup
         raise click.UsageError("give a QUERY file, - for stdin, or --code '...'")
     if query == "-":
         return read_stdin(), language
-    return read_code_path(query, language, "to search for a snippet, pass it with --code")
+    return read_code_path(query, language, "to search for a snippet, pass it with --code",
+                          language_option="--query-language")
 
 
 @click.command("search")

@@ -73,10 +73,11 @@ def fused_pair_score(dense: float, a: str, b: str, weight: float) -> float:
 
 def read_code_file(path: str | os.PathLike, language: str | None = None,
                    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
-                   require_language: bool = True) -> tuple[str, str | None]:
+                   require_language: bool = True, language_option: str = "--language") -> tuple[str, str | None]:
     """(text, language) of a source file, or :class:`SourceError` naming it. The checks are the
     index's (:func:`read_source`: unreadable, binary, not UTF-8, too large, generated, empty).
-    ``require_language=False``: a file of an unknown language gives language None instead of an error."""
+    ``require_language=False``: a file of an unknown language gives language None instead of an error;
+    ``language_option`` is the option the error advises (the calling command's)."""
     p = Path(path)
     if not os.path.lexists(p):
         raise SourceError(f"{path}: no such file")
@@ -85,7 +86,7 @@ def read_code_file(path: str | os.PathLike, language: str | None = None,
     lang = language or detect_language(p)
     if lang is None and require_language:
         raise SourceError(f"{path}: unsupported language (extension '{p.suffix or '(none)'}'); "
-                          "name it with --language")
+                          f"name it with {language_option}")
     try:
         return read_source(p, max_file_size), lang
     except Skip as exc:
