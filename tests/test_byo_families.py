@@ -121,13 +121,17 @@ def test_save_load_bit_exact_and_two_training_steps(folders, name, tiny_data, tm
     assert (saved / "readout").is_dir() == (model.backbone.readout is not None)
     train, _ = tiny_data
     cfg = TrainConfig(train=[str(train)], dev=[], out=str(tmp_path / "trained"), backbone=str(folders[name]),
-                      head="linear", tune="full", groups_per_batch=2, per_group=2, epochs=1, steps_per_epoch=2,
+                      head="conba" if FAMILIES[name][1] else "linear", tune="full", groups_per_batch=2, per_group=2, epochs=1, steps_per_epoch=2,
                       cache_dir=str(tmp_path / "cache"), device="cpu", max_length=64)
     trained = Trainer(cfg, progress=False, log=lambda m: None, plot_history=False).fit()
     assert trained.fingerprint() != model.fingerprint()
     again = ConbaModel.load(tmp_path / "trained")
     assert again.fingerprint() == trained.fingerprint()
     assert np.array_equal(again.encode(CODES), trained.encode(CODES))
+    from conba.merge import merge
+
+    halfway = merge(again, alpha=0.5)  # with its untuned counterpart: the same backbone and read-out
+    assert halfway.encode(CODES).shape == trained.encode(CODES).shape
 
 
 def _tree(root: Path) -> tuple[Path, Path]:
@@ -222,3 +226,17 @@ def test_cli_pooling_and_trust_remote_code_flags(folders, tmp_path):
     assert res.exit_code == 0, res.output
     res = CliRunner().invoke(cli, ["encode", "-", "-m", "default", "--pooling", "cls"], input=code)
     assert res.exit_code != 0 and "--pooling applies to a bare" in res.output and "Traceback" not in res.output
+
+
+def test_cached_states_of_a_left_padded_decoder_give_its_vectors(folders):
+    """``train --tune none`` caches final states through the model's own forward; left padding is undone."""
+    import conba
+    from conba.train.features import compute_states
+
+    model = conba.load_model(folders["qwen2-lasttoken"])
+    bb = model.backbone
+    states = compute_states(bb, CODES, bb.num_layers, batch_size=2, progress=False)
+    assert list(states.lengths()) == bb.token_lengths(CODES)
+    x, mask = states.batch(list(range(len(CODES))))  # right-padded again
+    vectors = torch.nn.functional.normalize(model.head(*bb.read_out(x, mask), None), dim=-1)
+    assert np.allclose(vectors.detach().numpy(), model.encode(CODES, view="raw"), atol=2e-3)

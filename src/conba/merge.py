@@ -25,7 +25,8 @@ from conba.model import ConbaModel, ModelError
 def untuned_counterpart(model: ConbaModel) -> ConbaModel:
     """The model ``model`` was fine-tuned from: its base backbone reloaded and a freshly initialised
     head of the same configuration (identity for ``linear``)."""
-    base = ConbaModel.create(model.backbone.config.name_or_path)
+    own = model.backbone.config  # the same read-out (pooling override) and remote-code opt-in
+    base = ConbaModel.create(own.name_or_path, pooling=own.pooling, trust_remote_code=own.trust_remote_code)
     cfg = HeadConfig.from_dict(model.head.config.to_dict())
     base.head = build_head(cfg)
     base.backbone.config = copy.deepcopy(model.backbone.config)
@@ -68,6 +69,6 @@ def drop_head(model: ConbaModel) -> ConbaModel:
     from conba.heads.prefix import require_no_prefix
 
     require_no_prefix(model.head, "dropping the head")
-    model.head = build_head(HeadConfig(kind="none", dim=model.backbone.hidden_size))
+    model.head = build_head(HeadConfig(kind="none", dim=model.backbone.output_dim))
     model.info = {**model.info, "head_dropped": True}
     return model

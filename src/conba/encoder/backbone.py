@@ -306,7 +306,11 @@ class Backbone(nn.Module):
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """Args: input_ids, attention_mask: shape (b, l). Returns token states (b, l, d)."""
         out = self.model(input_ids=input_ids, attention_mask=attention_mask)
-        return out.last_hidden_state
+        states = getattr(out, "last_hidden_state", None)
+        if states is None:  # e.g. remote code whose forward returns its own pooled vector
+            raise BackboneError(f"{type(self.model).__name__} returns no token states (last_hidden_state); conba "
+                                "reads token states: load its encoder (a sentence-transformers folder) instead")
+        return states
 
     def lower(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, n_layers: int) -> torch.Tensor:
         """Embeddings plus the first ``n_layers`` layers. Args: input_ids: shape (b, l). All layers of a
