@@ -148,4 +148,4 @@ def test_map_lists_aligned_lines_and_nearest_targets(tiny_model, tmp_path):
     assert run("map", str(src), str(tgt), "-i", str(tmp_path / "idx"), "-t", "0.98", "-f", "html",
                "-o", str(html)).exit_code == 0
     page = html.read_text()
-    assert 'class="al c0 k0"' in page and ".pair:has(.k0:hover) .k0" in page
+    assert 'class="al ab0 ak0"' in page and ".pair:has(.ak0:hover) .ak0" in page

@@ -1,7 +1,8 @@
 """The aligned halves of a pair in the HTML map report: both functions line by line, aligned blocks in colour.
 
 Each block of :mod:`conba.mapping.align` (a source line range and the target line range it corresponds to)
-gets one of ``BAND_COLOURS`` pale colours on both sides, and a class ``k<N>`` (its number in the pair):
+gets one of ``BAND_COLOURS`` pale colours on both sides (class ``ab<N>``; pygments owns the short token
+classes such as ``c1``), and a class ``ak<N>`` (its number in the pair):
 hovering a line of a block outlines the block on both sides (CSS ``:has()``, no script). Lines outside
 every block stay white. The code is highlighted with pygments line by line (``nowrap``: each line closes its
 spans), numbered as in the file.
@@ -47,7 +48,7 @@ def aligned_half(unit: Any, blocks: list[dict[str, Any]], side: str) -> Markup:
     for i, html in enumerate(lines[:MAX_CODE_LINES]):
         n = first + i
         k = band.get(n)
-        cls = "al" if k is None else f"al c{k % BAND_COLOURS} k{min(k, MAX_BLOCKS)}"
+        cls = "al" if k is None else f"al ab{k % BAND_COLOURS} ak{min(k, MAX_BLOCKS)}"
         rows.append(f'<span class="{cls}"><span class="lineno">{n:>4}</span> {html}</span>')
     if len(lines) > MAX_CODE_LINES:
         rows.append(f'<span class="al">... ({len(lines) - MAX_CODE_LINES} more lines)</span>')
@@ -64,8 +65,8 @@ def aligned_card(unit: Any, blocks: list[dict[str, Any]], side: str, link: Marku
 def align_css() -> str:
     """The band colours and the hover rules of the aligned halves."""
     colours = ["#dbeafe", "#dcfce7", "#fef3c7", "#fce7f3", "#e0e7ff", "#ccfbf1"]
-    rules = [f".al.c{i}{{background:{c}}}" for i, c in enumerate(colours[:BAND_COLOURS])]
+    rules = [f".al.ab{i}{{background:{c}}}" for i, c in enumerate(colours[:BAND_COLOURS])]
     rules.append(".al{display:block}")
-    rules += [f".pair:has(.k{k}:hover) .k{k}{{outline:1px solid #0969da;background:#fff8c5}}"
+    rules += [f".pair:has(.ak{k}:hover) .ak{k}{{outline:1px solid #0969da;background:#fff8c5}}"
               for k in range(MAX_BLOCKS + 1)]
     return "".join(rules)
