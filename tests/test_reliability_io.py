@@ -227,3 +227,13 @@ def test_map_with_stdout_closed_says_so(small_index):
                           timeout=120, pass_fds=(), preexec_fn=lambda: os.close(1))
     assert proc.returncode == 1, proc.stderr
     assert "standard output is closed" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_jsonl_readers_refuse_a_fifo_without_blocking(tmp_path):
+    from conba.data.records import DataError, iter_json_lines
+
+    pipe = fifo(tmp_path, "data.jsonl")
+    with pytest.raises(DataError, match=r"data\.jsonl: is a FIFO, expected a \.jsonl file"):
+        list(iter_json_lines(pipe))
+    result = CliRunner().invoke(cli, ["encode", str(pipe)])
+    assert result.exit_code == 1 and "is a FIFO" in result.output

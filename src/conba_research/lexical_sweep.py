@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from conba.utils.io import write_npy_atomic, write_text_atomic
+
 
 def _cached(cache: Path, key: str, fn):
     from conba.utils.cache import cache_key
@@ -35,7 +37,7 @@ def _cached(cache: Path, key: str, fn):
         return np.load(path, allow_pickle=False)
     value = fn()
     cache.mkdir(parents=True, exist_ok=True)
-    np.save(path, value, allow_pickle=False)
+    write_npy_atomic(path, value)
     return value
 
 
@@ -180,7 +182,7 @@ def main() -> None:
             row.append(f"{result['ports_dev'][w]['blind']:.4f}")
         print(" | ".join(row))
     if args.json_out:
-        args.json_out.write_text(json.dumps(result, indent=1, default=float))
+        write_text_atomic(args.json_out, json.dumps(result, indent=1, default=float))
 
 
 if __name__ == "__main__":

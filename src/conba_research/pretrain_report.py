@@ -17,6 +17,8 @@ import platform
 import shutil
 from pathlib import Path
 
+from conba.utils.io import atomic_write, write_text_atomic
+
 
 def _tune(model_dir: Path) -> str:
     cfg = json.loads((model_dir / "conba_config.json").read_text())
@@ -93,7 +95,7 @@ def plot(res: dict, path: Path) -> None:
     fig.suptitle(f"Effect of {cfg['steps']} steps of continued {cfg['objective'].upper()} pretraining "
                  f"(batch {cfg['batch_size']}, ≤{cfg['max_length']} tokens) before identical contrastive training")
     fig.tight_layout()
-    fig.savefig(path, dpi=100, bbox_inches="tight")
+    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=100, bbox_inches="tight", format="png"))
     plt.close(fig)
 
 
@@ -149,9 +151,9 @@ def main() -> None:
     args = ap.parse_args()
     folder = Path(args.results)
     res = collect(folder)
-    (folder / "pretrain_effect.json").write_text(json.dumps(res, indent=2) + "\n")
+    write_text_atomic(folder / "pretrain_effect.json", json.dumps(res, indent=2) + "\n")
     plot(res, folder / "pretrain_effect.png")
-    (folder / "pretrain_effect.md").write_text(markdown(res, args.title, args.note) + "\n")
+    write_text_atomic(folder / "pretrain_effect.md", markdown(res, args.title, args.note) + "\n")
     if args.docs:
         docs = Path(args.docs)
         docs.mkdir(parents=True, exist_ok=True)

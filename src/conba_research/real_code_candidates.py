@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from conba.utils.io import write_text_atomic
+
 SAVED: dict[str, np.ndarray] = {}  # desc -> embeddings, written by --save-emb
 
 
@@ -206,7 +208,7 @@ def main() -> None:
             np.savez(args.save_emb / f"{Path(name).name}.npz", **SAVED)
         SAVED.clear()
         if args.json_out:
-            args.json_out.write_text(json.dumps(results, indent=1, default=float))
+            write_text_atomic(args.json_out, json.dumps(results, indent=1, default=float))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from conba.utils.io import write_npy_atomic
+
 KINDS = ("trained", "trained-exit", "random", "position", "engine:onnx", "engine:onnx-fp32")
 
 
@@ -79,7 +81,7 @@ def main() -> None:
         exact, cpu = np.load(exact_path), 0.0
     else:
         exact, cpu = timed_encode()
-        np.save(exact_path, exact)
+        write_npy_atomic(exact_path, exact)
     if "exact" not in done:
         write({"name": "exact", "map": map_at_r(exact), "cpu_s": round(cpu, 1), "n": len(records)})
 

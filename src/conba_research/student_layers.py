@@ -18,6 +18,8 @@ import json
 import time
 from pathlib import Path
 
+from conba.utils.io import write_text_atomic
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -59,7 +61,7 @@ def main() -> None:
         print(f"{spec:>12}  " + "  ".join(f"{k} {v:.4f}" for k, v in scores.items()) + f"  ({time.time() - t0:.0f} s)",
               flush=True)
     if args.json_out:
-        args.json_out.write_text(json.dumps(out, indent=1))
+        write_text_atomic(args.json_out, json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":

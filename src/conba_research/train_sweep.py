@@ -22,6 +22,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from conba.utils.io import write_text_atomic
+
 CONBA = [sys.executable, "-m", "conba.cli.main"]
 
 
@@ -68,7 +70,7 @@ def run_one(name: str, opts: list[str], args: argparse.Namespace) -> dict:
                                 "f1": r["classification"].get("f1"), "auc": r["classification"].get("roc_auc"),
                                 "snippets_per_second": r.get("snippets_per_second")}
     log.close()
-    (Path(args.runs) / f"{name}.result.json").write_text(json.dumps(result, indent=2))
+    write_text_atomic(Path(args.runs) / f"{name}.result.json", json.dumps(result, indent=2))
     print(json.dumps(result), flush=True)
     return result
 
@@ -93,7 +95,7 @@ def main() -> None:
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 2) // max(1, args.parallel))))
     with ThreadPoolExecutor(max_workers=args.parallel) as pool:
         results = list(pool.map(lambda r: run_one(r[0], r[1], args), runs))
-    (Path(args.runs) / "summary.json").write_text(json.dumps(results, indent=2))
+    write_text_atomic(Path(args.runs) / "summary.json", json.dumps(results, indent=2))
     header = " | ".join(f"{Path(e).stem} MAP@R | F1 | AUC" for e in args.eval)
     lines = [f"| run | dev MAP@R (early stop) | best epoch | {header} | command |",
              "|---" * (4 + 3 * len(args.eval)) + "|"]
@@ -105,7 +107,7 @@ def main() -> None:
                       f"{m.get('auc') or float('nan'):.3f}"]
         cells.append(f"`{r['train_command']}`")
         lines.append("| " + " | ".join(cells) + " |")
-    (Path(args.runs) / "summary.md").write_text("\n".join(lines) + "\n")
+    write_text_atomic(Path(args.runs) / "summary.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

@@ -18,6 +18,7 @@ import time
 import conba.clones.find as find
 import conba.clones.grouping as grouping
 from conba.index import Index
+from conba.utils.io import write_json_atomic
 
 SECONDS: dict[str, float] = {}
 
@@ -56,8 +57,7 @@ def main() -> None:
                       "seconds": {k: round(v, 2) for k, v in SECONDS.items()}, "classes": len(report.classes),
                       "candidate_pairs": report.stats.candidate_pairs}))
     if args.classes:
-        with open(args.classes, "w") as fh:
-            json.dump([sorted(u.id for u in c.units) for c in report.classes], fh)
+        write_json_atomic(args.classes, [sorted(u.id for u in c.units) for c in report.classes])
 
 
 if __name__ == "__main__":

@@ -66,6 +66,10 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, dict]]:
         raise DataError(f"{path}: file not found")
     if path.is_dir():
         raise DataError(f"{path}: is a directory, expected a .jsonl file")
+    if not path.is_file():  # a FIFO would block the read, a device would never end
+        from conba.utils.io import file_kind
+
+        raise DataError(f"{path}: is {file_kind(path.stat().st_mode)}, expected a .jsonl file")
     with open(path, "rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
             try:

@@ -122,6 +122,17 @@ def write_json_atomic(path: str | Path, obj: Any) -> None:
     write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
 
 
+def write_npy_atomic(path: str | Path, array: Any) -> None:
+    """``numpy.save`` through :func:`atomic_write` (through an open file: no ``.npy`` appended to the name)."""
+    import numpy as np
+
+    def save(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
+            np.save(fh, array, allow_pickle=False)
+
+    atomic_write(path, save)
+
+
 def read_json(path: str | Path) -> Any:
     path = Path(path)
     try:
