@@ -16,12 +16,17 @@ if TYPE_CHECKING:
 __all__ = ["Client", "ConbaModel", "load_model", "__version__"]
 
 
-def load_model(name_or_path: str = "default", prune: bool = True) -> ConbaModel:
+def load_model(name_or_path: str = "default", prune: bool = True, *, device: str | None = None,
+               dtype: str | None = None, pooling: str | None = None, trust_remote_code: bool = False) -> ConbaModel:
     """Load the shipped ``default`` model, ``zero-shot``, a conba model folder or an HF encoder.
-    ``prune=False`` turns off an attached SDTP token pruner (exact embeddings)."""
+    ``prune=False`` turns off an attached SDTP token pruner (exact embeddings). ``device`` (auto,
+    cpu, cuda[:N], mps) and ``dtype`` (auto = float16 on CUDA, float32, float16, bfloat16) place it;
+    None: the CPU in float32. ``pooling`` overrides a bare model's read-out; ``trust_remote_code``
+    lets a backbone run its folder's code (never the default)."""
     from conba.model import load_model as _load
 
-    return _load(name_or_path, prune=prune)
+    return _load(name_or_path, prune=prune, device=device, dtype=dtype, pooling=pooling,
+                 trust_remote_code=trust_remote_code)
 
 
 def __getattr__(name: str) -> Any:  # lazy, so `import conba` stays light

@@ -22,6 +22,7 @@ from conba.cli.options import (
     limit_option,
     model_option,
     output_dir_option,
+    placement_options,
     progress_option,
     seed_option,
 )
@@ -60,7 +61,8 @@ def _names(text: str | None) -> list[str] | None:
 def common_options(f):
     """Data, output, budget and device options shared by every training-based subcommand."""
     opts = [
-        click.option("--data-dir", "data", type=_DIR, metavar="DIR", cls=AliasOption, aliases=["-d", "--data"],
+        click.option("--data-dir", "data", type=_DIR, metavar="DIR", cls=AliasOption,
+                     deprecated_aliases=["-d", "--data"],
                      help="Folder with *_train.jsonl and *_dev.jsonl files."),
         click.option("--train", "train_files", multiple=True, type=_FILE, help="Training file (repeatable)."),
         dev_files_option(name="dev_files",
@@ -178,8 +180,9 @@ def experiment() -> None:
                                                "no_control, no_feedback, no_state_path, tokens, scan, conba_short "
                                                "(default: all).")
 @friendly_errors
-@_examples("  conba experiment ablation -d ../shared/data -o docs/experiments/ablation\n"
-           "  conba experiment ablation -d ../shared/data -o runs/abl --variants conba,no_control --seeds 0,1,2")
+@_examples("  conba experiment ablation --data-dir ../shared/data -o docs/experiments/ablation\n"
+           "  conba experiment ablation --data-dir ../shared/data -o runs/abl --variants conba,no_control \\\n"
+           "      --seeds 0,1,2")
 def ablation_cmd(variants: str | None, **opts) -> None:
     """Ablation of the ConbaLayer (MAP@R per language pair, F1, AUC; mean ± std over seeds)."""
     from conba_research.ablation import run_ablation, select_variants
@@ -196,8 +199,8 @@ def ablation_cmd(variants: str | None, **opts) -> None:
 @click.option("--temperatures", default=None, help="Comma-separated τ values (default 0.05,0.1,0.2,0.3,0.5,1.0).")
 @click.option("--temperature-seeds", type=int, default=None, help="How many of --seeds to train per τ (1).")
 @friendly_errors
-@_examples("  conba experiment temperature -d ../shared/data -o docs/experiments/temperature\n"
-           "  conba experiment temperature -d ../shared/data -o runs/temp --temperatures 0.05,0.5")
+@_examples("  conba experiment temperature --data-dir ../shared/data -o docs/experiments/temperature\n"
+           "  conba experiment temperature --data-dir ../shared/data -o runs/temp --temperatures 0.05,0.5")
 def temperature_cmd(temperatures: str | None, temperature_seeds: int | None, **opts) -> None:
     """Temperature sweep: ROC curves in one figure, AUC and MAP@R per τ."""
     from conba_research.temperature import run_temperature
@@ -221,8 +224,8 @@ def temperature_cmd(temperatures: str | None, temperature_seeds: int | None, **o
               help="Comma-separated subset of: mlp, gru, cnn, bilstm, resmlp, logreg, svm, random_forest, knn.")
 @click.option("--pairs", type=int, default=None, help="Training pairs (default 4000; quick 600).")
 @friendly_errors
-@_examples("  conba experiment classifiers -d ../shared/data -o docs/experiments/classifiers\n"
-           "  conba experiment classifiers -d ../shared/data -o runs/clf -m default --classifiers mlp,svm")
+@_examples("  conba experiment classifiers --data-dir ../shared/data -o docs/experiments/classifiers\n"
+           "  conba experiment classifiers --data-dir ../shared/data -o runs/clf -m default --classifiers mlp,svm")
 def classifiers_cmd(model: str | None, kinds: str | None, pairs: int | None, **opts) -> None:
     """Clone/not-clone classifiers on pairs of embeddings vs the cosine threshold.
 
@@ -245,7 +248,7 @@ def classifiers_cmd(model: str | None, kinds: str | None, pairs: int | None, **o
     if model:
         from conba.cli.common import load
 
-        m, name = load(model), f"model `{model}`"
+        m, name = load(model, None, cfg.device), f"model `{model}`"
     else:
         m = runner.train(REFERENCE, cfg.seeds[0])[0]
         name = f"the reference head ({REFERENCE.label}, seed {cfg.seeds[0]})"
@@ -256,7 +259,7 @@ def classifiers_cmd(model: str | None, kinds: str | None, pairs: int | None, **o
 @experiment.command("figures")
 @common_options
 @friendly_errors
-@_examples("  conba experiment figures -d ../shared/data -o docs/experiments/figures")
+@_examples("  conba experiment figures --data-dir ../shared/data -o docs/experiments/figures")
 def figures_cmd(**opts) -> None:
     """t-SNE before/after training, control_weight over epochs, training and validation curves."""
     from conba_research.figures import run_figures
@@ -274,12 +277,13 @@ def figures_cmd(**opts) -> None:
 @click.option("--levels", default=None, help="Comma-separated noise levels in (0, 1] (default 0.05,0.10,0.15,0.20).")
 @limit_option("~N records of whole groups (0 = all).", default=300)
 @seed_option
+@placement_options(help="Where to encode")
 @progress_option
 @friendly_errors
 @_examples("  conba experiment noise -d ../shared/data/mbxp_dev.jsonl -o docs/experiments/noise\n"
            "  conba experiment noise -d dev.jsonl -m runs/my-model -o runs/noise --levels 0.1,0.3 --quick")
 def noise_cmd(data: Path, model: str | None, out: Path, quick: bool, levels: str | None, limit: int, seed: int,
-              progress: bool | None) -> None:
+              progress: bool | None, device: str = "auto", dtype: str = "auto") -> None:
     """Noise robustness: MAP@R and F1 under synonym / insertion / swap / deletion perturbations."""
     from conba.cli.common import load, resolve_model_name, show_progress
     from conba.data import load_records
@@ -296,7 +300,7 @@ def noise_cmd(data: Path, model: str | None, out: Path, quick: bool, levels: str
         raise click.ClickException("the noise experiment is not available in this version of conba")
     records = group_subset(load_records(data), limit, seed)
     kwargs = {"levels": lv} if lv else {}
-    run_noise(load(model), records, out, seed=seed, quick=quick,
+    run_noise(load(model, None, device, dtype), records, out, seed=seed, quick=quick,
               progress=show_progress(progress),
               **optional_kwargs(run_noise, command=command_line(), data_name=data.name,
                                 model_name=resolve_model_name(model)),
@@ -309,8 +313,8 @@ def noise_cmd(data: Path, model: str | None, out: Path, quick: bool, levels: str
 @click.option("--skip", default=None, help="Comma-separated parts to skip: ablation, temperature, classifiers, "
                                            "figures, noise.")
 @friendly_errors
-@_examples("  conba experiment all -d ../shared/data -o runs/suite-quick --quick\n"
-           "  conba experiment all -d ../shared/data -o docs/experiments")
+@_examples("  conba experiment all --data-dir ../shared/data -o runs/suite-quick --quick\n"
+           "  conba experiment all --data-dir ../shared/data -o docs/experiments")
 def all_cmd(skip: str | None, **opts) -> None:
     """The whole suite: ablation, temperature, classifiers, figures, noise (OUT/<part>/) + OUT/README.md."""
     from conba.cli.common import show_progress
@@ -349,7 +353,7 @@ def all_cmd(skip: str | None, **opts) -> None:
               help="Seeds for the prefix-code rows (they run the whole backbone per step; 0 = skip them).")
 @click.option("--report-only", is_flag=True, help="Train nothing: write the report from the finished runs.")
 @friendly_errors
-@_examples("  conba experiment fair -d ../shared/data -o docs/experiments/fair --repo-index IDX \\\n"
+@_examples("  conba experiment fair --data-dir ../shared/data -o docs/experiments/fair --repo-index IDX \\\n"
            "      --repo-groups ../shared/data/algorithms_dev/groups.jsonl --max-length 512 --head-tokens 128")
 def fair_cmd(rows: str | None, budgets: str, fair_steps: int, fair_seconds: float, epoch_steps: int, view: str,
              backbone_from: str, repo_index: Path | None, repo_groups: Path | None, prefix_seeds: int,

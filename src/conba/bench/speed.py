@@ -28,12 +28,12 @@ from conba.errors import ConfigError
 from conba.utils.cache import ChunkedArrays, cache_key, sequence_key
 from conba.utils.versions import package_version
 
-DEFAULT_DATA = "../shared/data/atcoder_dev.jsonl"
+DEFAULT_DATA = "atcoder_dev.jsonl"  # in $CONBA_DATA, when --data is not given
 
 
 @dataclass
 class SpeedConfig:
-    data: str = DEFAULT_DATA
+    data: str = ""  # grouped JSONL; "" = $CONBA_DATA/atcoder_dev.jsonl
     limit: int = 256
     repeats: int = 5
     batch_size: int | None = None  # None: planned for the device (32 on a CPU, 256 on a GPU), every variant
@@ -64,6 +64,10 @@ class SpeedConfig:
                 raise ConfigError(f"unknown variant {v!r} ({', '.join(VARIANTS)})")
         if not self.variants:
             raise ConfigError("no variants to time")
+        if not self.data:
+            from conba.data.location import data_path
+
+            self.data = str(data_path(DEFAULT_DATA, what="data file (--data)"))
         if not Path(self.data).is_file():
             raise FileNotFoundError(f"{self.data}: data file not found (pass --data FILE)")
         if self.map_data and not Path(self.map_data).is_file():

@@ -7,9 +7,9 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors, resolve_model_name
+from conba.cli.formats import REPORT, format_option
 from conba.cli.options import (
     batch_size_option,
-    json_flag_option,
     json_out_option,
     limit_option,
     model_option,
@@ -44,9 +44,10 @@ def bench() -> None:
 
 
 @bench.command("speed")
-@click.option("-d", "--data", default="../shared/data/atcoder_dev.jsonl", show_default=True,
+@click.option("-d", "--data", default="", show_default=False,
               type=InputPath(dir_okay=False), metavar="FILE",
-              help="Grouped JSONL file: the timed snippets are drawn from it (and MAP@R is computed on it).")
+              help="Grouped JSONL file: the timed snippets are drawn from it (and MAP@R is computed on it). "
+                   "Default: atcoder_dev.jsonl of $CONBA_DATA.")
 @limit_option("Timed snippets (seeded random sample).", default=256)
 @click.option("--repeats", default=5, show_default=True, help="Timed repeats per variant (median reported).")
 @batch_size_option(help="Snippets per encoder batch, in every variant (default: 32 on a CPU, 256 on a GPU).")
@@ -70,11 +71,11 @@ def bench() -> None:
 @click.option("--cache-dir", default="", help="Cache of MAP@R embeddings (default $CONBA_CACHE/bench).")
 @seed_option
 @json_out_option(help="Also write the full report to this JSON file.")
-@json_flag_option("Print the full report as one JSON object instead of the table.")
+@format_option(REPORT, ("plain", "json"), help="json: the full report as one object.")
 @friendly_errors
 def speed(data: str, limit: int, repeats: int, batch_size: int | None, max_batch_tokens: int, model: str | None,
           sdtp: str, student: str, variants: str, map_variants: str, map_data: str, map_limit: int, cache_dir: str,
-          seed: int, json_out: str | None, as_json: bool, device: str = "auto", dtype: str = "auto") -> None:
+          seed: int, json_out: str | None, fmt: str, device: str = "auto", dtype: str = "auto") -> None:
     """Encoding speed: sentence-transformers (the peer) vs conba exact, + SDTP, + ONNX int8, both, and the
     distilled student (fast, fast-onnx).
 
@@ -113,7 +114,7 @@ def speed(data: str, limit: int, repeats: int, batch_size: int | None, max_batch
     if json_out:
         write_json_atomic(json_out, report)
         click.echo(f"report written to {json_out}", err=True)
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps(report))
         return
     click.echo(format_report(report))
@@ -123,7 +124,7 @@ def speed(data: str, limit: int, repeats: int, batch_size: int | None, max_batch
 
 
 @bench.command("results")
-@click.option("-r", "--results", "root", default="docs/results", show_default=True, metavar="DIR",
+@click.option("--results", "root", default="docs/results", show_default=True, metavar="DIR",
               type=click.Path(file_okay=False, path_type=Path),
               help="Folder of result JSON: MODEL/SET.json (conba eval / eval-repo -j) and speed.json (bench speed -j).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
@@ -168,3 +169,7 @@ def results(root: Path, output: Path | None, add: tuple[Path, ...], as_model: st
 from conba.cli.bench_tools_cmd import add_tools  # noqa: E402  (view-stats, clones-profile, serve-load)
 
 add_tools(bench)
+
+from conba.cli.bench_gpu_cmd import gpu  # noqa: E402  (conba bench gpu)
+
+bench.add_command(gpu)

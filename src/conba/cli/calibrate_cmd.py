@@ -8,13 +8,15 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors, load, resolve_model_name, show_progress
+from conba.cli.formats import REPORT, format_option
 from conba.cli.options import (
     FiniteFloat,
+    bare_model_options,
     batch_size_option,
-    device_option,
     lexical_weight_option,
     limit_option,
     model_option,
+    placement_options,
     progress_option,
     seed_option,
 )
@@ -24,21 +26,22 @@ from conba.cli.paths import InputPath
 @click.command("calibrate")
 @click.argument("dev", nargs=-1, required=True, type=InputPath(dir_okay=False, path_type=Path))
 @model_option
+@bare_model_options
 @click.option("-p", "--precision", "target", default=0.9, show_default=True, type=FiniteFloat(0, 1, min_open=True),
               help="Target precision of `score >= threshold` on all cross-language pairs.")
 @click.option("--write", is_flag=True, help="Store the threshold in the model folder's conba_config.json.")
 @click.option("--force", is_flag=True, help="With --write: allow changing the model shipped with conba.")
-@click.option("--plain", is_flag=True, help="One sentence for people instead of JSON.")
+@format_option(REPORT, ("plain", "json"), help="plain: one sentence; json: the threshold record.")
 @batch_size_option
 @limit_option("Use about N records (whole groups, seeded): all pairs grow as N²; 0: all.")
 @seed_option(help="Seed for --limit.")
-@device_option(help="Where to encode")
+@placement_options(help="Where to encode")
 @lexical_weight_option(help="Default: the model's. With --write it becomes the model's weight too.")
 @progress_option
 @friendly_errors
-def calibrate_cmd(dev: tuple[Path, ...], model: str | None, target: float, write: bool, force: bool, plain: bool,
-                  batch_size: int, limit: int, seed: int, device: str, lexical_weight: float | None,
-                  progress: bool | None = None) -> None:
+def calibrate_cmd(dev: tuple[Path, ...], model: str | None, target: float, write: bool, force: bool, fmt: str,
+                  batch_size: int | None, limit: int, seed: int, device: str, lexical_weight: float | None,
+                  progress: bool | None = None, dtype: str = "auto") -> None:
     """Pick the clone threshold for a target precision.
 
     Encodes the dev records (grouped JSONL: same group = clones; group ids are shared across the
@@ -52,16 +55,15 @@ def calibrate_cmd(dev: tuple[Path, ...], model: str | None, target: float, write
     \b
     Examples:
       conba calibrate ../shared/data/atcoder_dev.jsonl -m runs/my-model --precision 0.9
-      conba calibrate dev1.jsonl dev2.jsonl -m runs/my-model -p 0.95 --write --plain
+      conba calibrate dev1.jsonl dev2.jsonl -m runs/my-model -p 0.95 --write --json
     """
     from conba.data import load_many, subset_groups
     from conba.eval.calibrate import calibrate, model_folder, write_clone_threshold
-    from conba.settings import resolve_device
 
     name = resolve_model_name(model)
     folder = model_folder(name, force) if write else None  # fail before the encoding
     records = subset_groups(load_many(dev), limit, seed)
-    m = load(model).to(resolve_device(device))
+    m = load(model, None, device, dtype)
     record = calibrate(records, m, target, sources=[str(p) for p in dev], batch_size=batch_size,
                        progress=show_progress(progress), lexical_weight=lexical_weight)
     click.echo(f"{len(records)} snippets, {record['pairs']} cross-language pairs ({record['clone_pairs']} clones)",
@@ -69,7 +71,7 @@ def calibrate_cmd(dev: tuple[Path, ...], model: str | None, target: float, write
     if folder is not None:
         path = write_clone_threshold(folder, record, force=force, lexical_weight=lexical_weight)
         click.echo(f"wrote clone_threshold to {path}", err=True)
-    if plain:
+    if fmt == "plain":
         click.echo(f"threshold {record['value']:.4f}: precision {record['precision']:.3f}, recall "
                    f"{record['recall']:.3f} on {', '.join(record['calibrated_on'])} (model {name})")
     else:

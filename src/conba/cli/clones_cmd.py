@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import click
 
-from conba.cli.common import friendly_errors
+from conba.cli.common import friendly_errors, index_model
+from conba.cli.formats import RECORDS, format_option
 from conba.cli.options import (
+    bare_model_options,
     index_option,
     lexical_weight_option,
     model_option,
     neighbors_option,
     output_file_option,
+    placement_options,
     resolve_index_dir,
-    resolve_model,
     threshold_option,
 )
 from conba.cli.paths import check_output_file
@@ -22,6 +24,7 @@ from conba.utils.io import open_output
 @click.command("clones")
 @index_option
 @model_option
+@bare_model_options
 @click.option("-x", "--cross-language-only", is_flag=True, help="Only pairs in different languages.")
 @threshold_option(
     "Cosine similarity for a clone pair; auto = the model's calibrated clone threshold "
@@ -33,15 +36,15 @@ from conba.utils.io import open_output
 @click.option("--grouping", type=click.Choice(["communities", "components"]), default="communities",
               show_default=True, help="communities: classes whose members are similar to each other; "
                                       "components: connected components of the pair graph (these chain).")
-@click.option("-f", "--format", "fmt", type=click.Choice(["jsonl", "csv", "html"]), default="jsonl",
-              show_default=True, help="jsonl: one clone class per line, then a stats line; csv: one pair per "
-                                      "row; html: report.")
+@format_option(RECORDS, ("jsonl", "csv", "html"),
+               help="jsonl: one clone class per line, then a stats line; csv: one pair per row; html: report.")
 @output_file_option()
 @lexical_weight_option(help="Default: the index's (its auto threshold is calibrated for the model's weight).")
+@placement_options(help="Where the model runs, when it has to encode")
 @friendly_errors
 def clones(index_dir: str | None, model: str | None, cross_language_only: bool, threshold: str,
            min_lines: int, keep_trivial: bool, neighbors: int, grouping: str, fmt: str, output: str,
-           lexical_weight: float | None) -> None:
+           lexical_weight: float | None, device: str = "auto", dtype: str = "auto") -> None:
     """Find clones in an index: the kNN graph's pairs at or above the threshold, grouped into
     clone classes whose members are similar to each other (Louvain communities, checked so that
     every member's mean similarity to its class is at least the threshold). Class-size
@@ -55,10 +58,12 @@ def clones(index_dir: str | None, model: str | None, cross_language_only: bool, 
     """
     from conba.clones.report import write_report
     from conba.index import Index
+    from conba.index.placement import place_index_model
 
     folder = resolve_index_dir(index_dir)
     check_output_file(output, folder)
-    with Index(folder, model=resolve_model(model), create=False, lexical_weight=lexical_weight) as idx:
+    with Index(folder, model=index_model(model), create=False, lexical_weight=lexical_weight) as idx:
+        place_index_model(idx, device, dtype)
         report = idx.clone_report(threshold, cross_language_only=cross_language_only, min_lines=min_lines,
                                   neighbors=neighbors, keep_trivial=keep_trivial, grouping=grouping)
         fingerprint = idx.stats()["fingerprint"]

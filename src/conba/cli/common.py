@@ -12,10 +12,10 @@ from typing import Any
 
 import click
 
-from conba.cli.options import MODEL_ENV, model_option, view_option
+from conba.cli.options import MODEL_ENV, bare_model_settings, model_option, view_option
 
 __all__ = ["MODEL_ENV", "model_option", "view_option", "load", "resolve_model_name", "friendly_errors",
-           "expected_error", "show_progress", "read_stdin", "code_argument", "language_option_value"]
+           "expected_error", "show_progress", "read_stdin", "place", "code_argument", "language_option_value"]
 DEBUG_ENV = "CONBA_DEBUG"  # 1: show the traceback of every error, also the expected ones
 # OS errors about a path the user gave, or about their disk: reported in one line, not as a bug
 PATH_OS_ERRORS = (FileNotFoundError, FileExistsError, PermissionError, IsADirectoryError, NotADirectoryError)
@@ -26,14 +26,39 @@ def resolve_model_name(name: str | None) -> str:
     return name or os.environ.get(MODEL_ENV) or "default"
 
 
-def load(name: str | None, view: str | None = None):
-    """The model ``name`` (or $CONBA_MODEL, or the default); ``view`` overrides its input view."""
+def load(name: str | None, view: str | None = None, device: str | None = None, dtype: str | None = None,
+         engine: str = "torch"):
+    """The model ``name`` (or $CONBA_MODEL, or the default); ``view`` overrides its input view;
+    ``device`` / ``dtype`` (``--device``, ``--dtype``) place it for ``engine`` (None: CPU, float32)."""
     from conba.model import load_model
 
-    model = load_model(resolve_model_name(name))
+    model = load_model(resolve_model_name(name), **bare_model_settings())  # --pooling, --trust-remote-code
     if view is not None:
         model.view = view
-    return model
+    return place(model, device, dtype, engine)
+
+
+def index_model(name: str | None):
+    """What an index command hands ``Index(model=...)``: the model name (None: the index's own), or, with
+    --pooling / --trust-remote-code, the bare model loaded with them."""
+    from conba.cli.options import resolve_model
+
+    settings = bare_model_settings()
+    if not settings:
+        return resolve_model(name)
+    from conba.model import load_model
+
+    return load_model(resolve_model_name(name), **settings)
+
+
+def place(model, device: str | None, dtype: str | None, engine: str | None = "torch"):
+    """``model`` moved to ``--device`` in ``--dtype`` for ``engine`` (:func:`conba.engine.device.place_model`);
+    None for both leaves it as it is."""
+    if device is None and dtype is None:
+        return model
+    from conba.engine.device import place_model
+
+    return place_model(model, device or "auto", dtype or "auto", engine or "torch")
 
 
 def expected_error(exc: BaseException) -> str | None:

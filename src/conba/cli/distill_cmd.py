@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -12,6 +13,7 @@ from conba.cli.options import (
     config_option,
     data_files_option,
     dev_files_option,
+    device_option,
     limit_option,
     model_option,
     output_dir_option,
@@ -52,7 +54,7 @@ def _layers(value: str) -> list[int]:
       "layers as -L names) instead of dropping the teacher's layers: more data or epochs on an earlier run (with "
       "--ffn-size, it is narrowed first).")
 @data_files_option("JSONL file(s) whose code the student learns on (labels unused; repeatable). "
-                   "Default: ../shared/data/atcoder_train.jsonl and mbxp_train.jsonl when they exist.")
+                   "Default: atcoder_train.jsonl and mbxp_train.jsonl of $CONBA_DATA.")
 @click.option("--source", "source", multiple=True, type=InputPath(exists=True, path_type=Path),
               help="Folder or file of real source code; its functions (as `conba index` cuts them) are "
                    "added to the training snippets (repeatable).")
@@ -62,7 +64,7 @@ def _layers(value: str) -> list[int]:
     "Dev file(s) with clone groups: the best epoch by mean MAP@R over them is kept (repeatable).")
 @_opt("dev_limit", help="Records per dev file (whole groups; 0: all).")
 @_opt("epochs", "-e", "--epochs")
-@_opt("batch_size", "--train-batch-size", metavar="N", cls=AliasOption, aliases=["-b", "--batch-size"],
+@_opt("batch_size", "--train-batch-size", metavar="N", cls=AliasOption, deprecated_aliases=["-b", "--batch-size"],
       help="Snippets per training batch.")
 @_opt("max_length", "--max-length", metavar="TOKENS", help="Tokens the student reads, in training and after "
       "(0: the teacher's window). The teacher's vectors are still those of its own window, so a shorter one "
@@ -82,13 +84,14 @@ def _layers(value: str) -> list[int]:
                     default=_DEFAULTS.time_budget)
 @seed_option(default=_DEFAULTS.seed)
 @restart_option()
+@device_option(help="Where to train (teacher and student, float32)")
 @progress_option
 @friendly_errors
 def distill(model: str | None, out: Path, layers: str, init: str | None, data: tuple[Path, ...],
             source: tuple[Path, ...], source_limit: int, limit: int, dev: tuple[Path, ...], dev_limit: int,
             epochs: int, batch_size: int, max_length: int, ffn_size: int, ffn_sample: int, lr: float, lr_schedule: str,
             sim_weight: float, hidden_weight: float, attention_weight: float, time_budget: float, seed: int,
-            restart: bool, progress: bool | None) -> None:
+            restart: bool, progress: bool | None, device: str = "auto") -> None:
     """Distil a model into a student with fewer transformer layers (faster encoding: half the layers is
     about half the time) and, with --ffn-size, narrower feed-forward blocks. The student keeps the
     teacher's embeddings, head and input view and learns the teacher's vectors and in-batch similarities.
@@ -103,11 +106,11 @@ def distill(model: str | None, out: Path, layers: str, init: str | None, data: t
       conba calibrate ../shared/data/atcoder_dev.jsonl -m runs/student --write   # its own clone threshold
     """
     from conba.cli.common import show_progress
+    from conba.data.location import DATA_ENV, data_files
     from conba.train.distill import distill as run
 
-    if not data:
-        default = [Path("../shared/data") / f for f in ("atcoder_train.jsonl", "mbxp_train.jsonl")]
-        data = tuple(p for p in default if p.is_file())
+    if not data and (not source or os.environ.get(DATA_ENV)):  # the training files of $CONBA_DATA
+        data = tuple(data_files(("atcoder_train.jsonl", "mbxp_train.jsonl"), "training data (-d FILE or --source)"))
     cfg = DistillConfig(teacher=resolve_model_name(model), out=str(out), layers=_layers(layers),
                         init=resolve_model_name(init) if init else None,
                         data=[str(p) for p in data], source=[str(p) for p in source], source_limit=source_limit,
@@ -116,7 +119,7 @@ def distill(model: str | None, out: Path, layers: str, init: str | None, data: t
                         lr=lr, lr_schedule=lr_schedule, sim_weight=sim_weight, hidden_weight=hidden_weight,
                         attention_weight=attention_weight, time_budget=time_budget, seed=seed)
     student = run(cfg, restart=restart, log=lambda m: click.echo(m, err=True),
-                  progress=show_progress(progress))
+                  progress=show_progress(progress), device=device)
     width = f", {student.backbone.config.ffn_size} feed-forward neurons" if student.backbone.config.ffn_size else ""
     click.echo(f"student ({student.backbone.num_layers} layers{width}, fingerprint {student.fingerprint()}) "
                f"saved in {out}", err=True)

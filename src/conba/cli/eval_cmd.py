@@ -10,14 +10,15 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors, load, resolve_model_name
+from conba.cli.formats import REPORT, format_option
 from conba.cli.options import (
+    bare_model_options,
     batch_size_option,
-    device_option,
-    json_flag_option,
     json_out_option,
     lexical_weight_option,
     limit_option,
     model_option,
+    placement_options,
     progress_option,
     seed_option,
     view_option,
@@ -28,23 +29,24 @@ from conba.cli.paths import InputPath
 @click.command("eval")
 @click.argument("data", type=InputPath(dir_okay=False, path_type=Path))
 @model_option
+@bare_model_options
 @view_option
 @json_out_option
-@json_flag_option("Print every number as one JSON object instead of tables.")
+@format_option(REPORT, ("plain", "json"), help="json: every number as one object.")
 @click.option("--calibrate", type=InputPath(dir_okay=False, path_type=Path),
               help="Dev file whose balanced pairs set the clone threshold (default: the model's own).")
 @click.option("--no-tfidf", is_flag=True, help="Skip the TF-IDF baseline.")
 @batch_size_option
 @limit_option("Evaluate on about N records (whole groups, seeded); 0: all.")
 @seed_option(help="Seed for pair sampling and --limit.")
-@device_option(help="Where to encode")
+@placement_options(help="Where to encode")
 @progress_option(help="Progress bar")
 @lexical_weight_option(help="Default: the model's. Above 0 the dense cosine alone is reported too (dense).")
 @friendly_errors
-def eval_cmd(data: Path, model: str | None, view: str | None, json_out: Path | None, as_json: bool,
+def eval_cmd(data: Path, model: str | None, view: str | None, json_out: Path | None, fmt: str,
              calibrate: Path | None,
-             no_tfidf: bool, batch_size: int, limit: int, seed: int, device: str, progress: bool | None,
-             lexical_weight: float | None) -> None:
+             no_tfidf: bool, batch_size: int | None, limit: int, seed: int, device: str, progress: bool | None,
+             lexical_weight: float | None, dtype: str = "auto") -> None:
     """Evaluate a model on grouped JSONL (or the research pair format).
 
     For every ordered language pair, queries in one language retrieve candidates in the other:
@@ -62,12 +64,11 @@ def eval_cmd(data: Path, model: str | None, view: str | None, json_out: Path | N
     from conba.data import load_records, subset_groups
     from conba.eval.report import format_classification, format_retrieval_table
     from conba.eval.runner import evaluate
-    from conba.settings import resolve_device
     from conba.utils.io import write_json_atomic
 
     records = subset_groups(load_records(data), limit, seed)
     calib = load_records(calibrate) if calibrate else None
-    m = load(model, view).to(resolve_device(device))
+    m = load(model, view, device, dtype)
     result = evaluate(records, m, tfidf=not no_tfidf, calibration=calib, batch_size=batch_size,
                       progress=progress, seed=seed, lexical_weight=lexical_weight,
                       where=str(data) + (f" ({len(records)} records of -n {limit})" if limit else ""),
@@ -78,7 +79,7 @@ def eval_cmd(data: Path, model: str | None, view: str | None, json_out: Path | N
     if json_out:
         write_json_atomic(json_out, result)
         click.echo(f"wrote {json_out}", err=True)
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps(result))
         return
     click.echo(f"data: {data} ({result['n_records']} snippets, {result['n_groups']} groups)")

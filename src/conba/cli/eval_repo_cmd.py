@@ -10,12 +10,14 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors, show_progress
+from conba.cli.formats import REPORT, format_option
 from conba.cli.options import (
     batch_size_option,
     index_option,
     json_out_option,
     lexical_weight_option,
     model_option,
+    placement_options,
     progress_option,
     resolve_index_dir,
     resolve_model,
@@ -51,15 +53,15 @@ def parse_baselines(value: str) -> tuple[str, ...]:
                    "method alike, as `conba map` does.")
 @lexical_weight_option(help="Default: the index's. Above 0 the dense score alone is reported too (dense).")
 @json_out_option(help="Also write every number (per pair, per query, clones, timings, command) to this JSON file.")
-@click.option("--json", "fmt", flag_value="json", default=None,
-              help="Print one JSON line (default when not a terminal).")
-@click.option("--plain", "fmt", flag_value="plain", help="Print the table for people (default on a terminal).")
+@format_option(REPORT, ("plain", "json"), help="plain: the table for people; json: one JSON line.")
 @batch_size_option
+@placement_options(help="Where to encode")
 @progress_option(help="Progress bars on stderr")
 @friendly_errors
 def eval_repo(paths: tuple[str, ...], groups_file: Path, index_dir: str | None, model: str | None, aggregate: str,
-              baselines: str, no_clones: bool, json_out: Path | None, fmt: str | None, batch_size: int,
-              progress: bool | None, lexical_weight: float | None, overloads: bool) -> None:
+              baselines: str, no_clones: bool, json_out: Path | None, fmt: str, batch_size: int,
+              progress: bool | None, lexical_weight: float | None, overloads: bool, device: str = "auto",
+              dtype: str = "auto") -> None:
     """Evaluate on real repositories: index PATHS (or use the index of -i as it is), then for every
     grouped file and every other language holding a file of its group, rank ALL files of that
     language by a file score built from function-level cosine similarities.
@@ -70,13 +72,13 @@ def eval_repo(paths: tuple[str, ...], groups_file: Path, index_dir: str | None, 
     clone-class statistics at the model's auto threshold: classes, largest class, pairs per
     function, precision/recall of cross-language file pairs against the groups.
 
-    Grouped files the index does not hold are reported and skipped. Output: a table on a terminal
-    or with --plain, else (or with --json) one JSON line; -j/--json-out also writes it to a file.
+    Grouped files the index does not hold are reported and skipped. Output: a table for people, or
+    with --json one JSON line; -j/--json-out also writes it to a file.
 
     \b
     Examples:
       conba eval-repo repos/cpp repos/rust -g groups.jsonl -i /tmp/idx -j result.json
-      conba eval-repo -i /tmp/idx -g groups.jsonl --baselines tfidf --aggregate mean-best --plain
+      conba eval-repo -i /tmp/idx -g groups.jsonl --baselines tfidf --aggregate mean-best --json
     """
     from conba.eval.repo import evaluate_repo
     from conba.eval.repo_report import format_repo_report
@@ -92,11 +94,11 @@ def eval_repo(paths: tuple[str, ...], groups_file: Path, index_dir: str | None, 
                            index_dir=resolve_index_dir(index_dir), baselines=chosen, aggregate=aggregate,
                            clones=not no_clones, batch_size=batch_size, progress=bars, log=log,
                            command=shlex.join(["conba", *sys.argv[1:]]), lexical_weight=lexical_weight,
-                           overloads=overloads)
+                           overloads=overloads, device=device, dtype=dtype)
     if json_out:
         write_json_atomic(json_out, result)
         log(f"wrote {json_out}")
-    if fmt == "plain" or (fmt is None and sys.stdout.isatty()):
+    if fmt == "plain":
         click.echo(format_repo_report(result))
     else:
         click.echo(json.dumps(result))

@@ -7,16 +7,18 @@ import os
 
 import click
 
-from conba.cli.common import friendly_errors, show_progress
+from conba.cli.common import friendly_errors, index_model, show_progress
+from conba.cli.formats import REPORT, format_option
 from conba.cli.options import (
+    bare_model_options,
     batch_size_option,
     engine_option,
     fast_option,
     index_option,
-    json_flag_option,
     lexical_weight_option,
     model_option,
     parse_size,
+    placement_options,
     progress_option,
     resolve_index_dir,
     resolve_model,
@@ -32,6 +34,7 @@ __all__ = ["index", "index_option", "parse_size", "resolve_index_dir", "resolve_
 @click.argument("paths", nargs=-1, type=InputPath())
 @index_option
 @model_option
+@bare_model_options
 @view_option
 @engine_option(default=None, help="Recorded in the index: search and serve encode queries with it, and "
                                   "vectors of two engines never mix. Default: the index's engine (torch for a "
@@ -42,19 +45,21 @@ __all__ = ["index", "index_option", "parse_size", "resolve_index_dir", "resolve_
 @click.option("--max-file-size", default="1MB", show_default=True, metavar="SIZE",
               help="Skip source files larger than this (e.g. 500KB, 2MB).")
 @batch_size_option
+@placement_options(help="Where to encode")
 @click.option("--rebuild", is_flag=True, help="Start from an empty index (e.g. to switch models).")
 @click.option("--wait", is_flag=True,
               help="If another `conba index` is writing the same index, wait for it instead of failing.")
 @click.option("-v", "--verbose", is_flag=True, help="List every skipped file with its reason.")
-@json_flag_option("Print the run's report as JSON.")
+@format_option(REPORT, ("plain", "json"), help="json: the run's report as one object.")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None, metavar="[ADDRESS]",
               help="Encode on a Ray cluster (put it after PATHS): ADDRESS, or alone for $RAY_ADDRESS, a running "
                    "local cluster or a new local one. Needs: pip install 'conba[ray]'.")
 @progress_option
 @friendly_errors
 def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view: str | None, engine: str | None,
-          max_file_size: str, batch_size: int, rebuild: bool, wait: bool, verbose: bool, as_json: bool,
-          ray_address: str | None, lexical_weight: float | None, progress: bool | None = None) -> None:
+          max_file_size: str, batch_size: int | None, rebuild: bool, wait: bool, verbose: bool, fmt: str,
+          ray_address: str | None, lexical_weight: float | None, progress: bool | None = None,
+          device: str = "auto", dtype: str = "auto") -> None:
     """Index the functions of a codebase for `conba search` and `conba clones`.
 
     Walks PATHS (files or folders), respecting .gitignore and skipping vendored (node_modules,
@@ -77,9 +82,11 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
       conba index . --fast --index /tmp/fast           # = -m default-fast --engine onnx: fastest
       conba index /srv/monorepo --ray                  # encode on Ray (local or $RAY_ADDRESS)
       conba index /srv/monorepo --ray ray://head:10001  # encode on a Ray cluster
+      conba index . --device cuda            # on a GPU, float16 (--dtype float32 for full precision)
     """
     from conba.clones.display import display_path
     from conba.index import Index
+    from conba.index.placement import place_index_model
 
     if not paths:
         hint = (f" (--ray took '{ray_address}' as the cluster address: put PATHS before --ray)"
@@ -89,19 +96,21 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
     if ray_address is not None:
         from conba.index.ray_encode import RayEncoder
 
-        encoder = RayEncoder(ray_address or None)
+        encoder = RayEncoder(ray_address or None, device=device, dtype=dtype)
     folder = resolve_index_dir(index_dir)
     size = parse_size(max_file_size)
     def waiting(pid: str) -> None:
         click.echo(f"{folder}: waiting for another `conba index` (pid {pid}) to finish...", err=True)
 
-    with Index(folder, model=resolve_model(model), rebuild=rebuild, wait=wait, on_wait=waiting, view=view,
+    with Index(folder, model=index_model(model), rebuild=rebuild, wait=wait, on_wait=waiting, view=view,
                engine=engine, lexical_weight=lexical_weight) as idx:
+        if encoder is None:  # Ray actors place their own models
+            place_index_model(idx, device, dtype)
         report = idx.add(list(paths), max_file_size=size, batch_size=batch_size, show_progress=show_progress(progress),
                          encoder=encoder)
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps(report.to_dict()))
         return
     click.echo(f"Indexed {report.units_total} functions from {report.files_seen} files in "

@@ -6,13 +6,16 @@ from pathlib import Path
 
 import click
 
-from conba.cli.common import friendly_errors, show_progress
-from conba.cli.index_cmd import index_option, resolve_index_dir, resolve_model
+from conba.cli.common import friendly_errors, index_model, show_progress
+from conba.cli.formats import RECORDS, format_option
+from conba.cli.index_cmd import index_option, resolve_index_dir
 from conba.cli.options import (
     FiniteFloat,
+    bare_model_options,
     lexical_weight_option,
     model_option,
     output_file_option,
+    placement_options,
     progress_option,
 )
 from conba.cli.paths import InputPath, check_output_file
@@ -35,6 +38,7 @@ def _summary(port: object) -> str:
 @click.argument("target", required=False, type=InputPath(path_type=Path))
 @index_option
 @model_option
+@bare_model_options
 @click.option("--source-lang", default=None, metavar="LANG", help="Only source functions in this language.")
 @click.option("--target-lang", default=None, metavar="LANG", help="Only target functions in this language.")
 @click.option("-t", "--threshold", default="auto", show_default=True, metavar="T|auto",
@@ -53,24 +57,31 @@ def _summary(port: object) -> str:
 @click.option("--keep-trivial", is_flag=True,
               help="Keep trivial functions (near-empty bodies, one-line getters/setters, tests); skipped by default.")
 @click.option("--only", type=click.Choice(ONLY), default=None, help="Only list source functions with this status.")
+@click.option("--since", default=None, metavar="REV",
+              help="Drift: list the source functions changed, added or removed since the git revision REV (SOURCE "
+                   "in a git working tree) with their counterparts' status, instead of every function.")
+@click.option("--target-since", default=None, metavar="REV",
+              help="With --since: the revision of the target's repository to tell which counterparts changed too "
+                   "(default: REV when the target is in the same repository, else not tracked).")
 @click.option("--min-coverage", default=None, type=FiniteFloat(0, 100), metavar="PCT",
               help="Exit with status 1 when less than PCT % of the source functions have a counterpart (CI).")
 @click.option("-g", "--groups", "groups_file", default=None, type=InputPath(dir_okay=False, path_type=Path),
               help="Score the map against a groups file (JSONL; function 'members' as ports_dev, or 'files' as "
                    "algorithms_dev): matched-pair precision / recall, missing functions found, files right.")
-@click.option("-f", "--format", "fmt", type=click.Choice(["jsonl", "csv", "html"]), default="jsonl",
-              show_default=True, help="jsonl: one line per source function, per source file, then a summary; "
-                                      "csv: one row per source function; html: report.")
-@click.option("--plain", is_flag=True, help="One human-readable line per source function (instead of --format).")
+@format_option(RECORDS, ("jsonl", "csv", "html", "plain"),
+               help="jsonl: one line per source function, per source file, then a summary; csv: one row per "
+                    "source function; html: report; plain: one line per source function for people.")
 @output_file_option()
 @lexical_weight_option
+@placement_options(help="Where to encode SOURCE and TARGET")
 @progress_option
 @friendly_errors
 def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, model: str | None,
             source_lang: str | None, target_lang: str | None, threshold: str, margin: float, relax: float,
             contrast: float, path_weight: float, keep_trivial: bool,
-            only: str | None, min_coverage: float | None, groups_file: Path | None, fmt: str, plain: bool,
-            output: str, lexical_weight: float | None, progress: bool | None = None) -> None:
+            only: str | None, min_coverage: float | None, groups_file: Path | None, fmt: str,
+            output: str, lexical_weight: float | None, progress: bool | None = None, device: str = "auto",
+            dtype: str = "auto", since: str | None = None, target_since: str | None = None) -> None:
     """Port coverage: for every function of SOURCE, its counterpart in TARGET (matched: a one-to-one
     assignment above the threshold; ambiguous: several close candidates; missing: nothing above the
     threshold), and for every source file the target file it corresponds to.
@@ -85,11 +96,13 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
       conba map --index idx --source-lang java --target-lang go --only missing --plain
       conba map src/ port/ --min-coverage 90 > /dev/null     # CI: fail when the port falls behind
       conba map dmp/java dmp/python --groups groups.jsonl
+      conba map upstream/src port/src --since v1.2.0 --plain   # what changed upstream since the sync
     """
     from conba.cli.add_report import echo_add_report, with_skips
     from conba.clones.threshold import resolve_threshold
     from conba.data.records import DataError
     from conba.index import Index
+    from conba.index.placement import place_index_model
     from conba.mapping import MapConfig, map_index
     from conba.mapping.groups import evaluate
     from conba.mapping.output import write_map
@@ -98,13 +111,21 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
         raise click.UsageError("give both SOURCE and TARGET, or neither (with --source-lang / --target-lang)")
     if source is None and not (source_lang and target_lang):
         raise click.UsageError("give SOURCE and TARGET folders, or --index with --source-lang and --target-lang")
-    fmt = "plain" if plain else fmt
+    if since is None and target_since is not None:
+        raise click.UsageError("--target-since goes with --since")
+    if since is not None and source is None:
+        raise click.UsageError("--since needs SOURCE (a folder in a git working tree) and TARGET")
+    if since is not None:  # fail before indexing: SOURCE in a git working tree, REV one of its revisions
+        from conba.mapping.git_changes import repo_root, resolve_revision
+
+        resolve_revision(repo_root(source), since)
     folder = resolve_index_dir(index_dir)
     check_output_file(output, folder, "map.html")
     t = None if threshold.strip().lower() == "auto" else resolve_threshold(threshold, None)
     config = MapConfig(threshold=t, margin=margin, keep_trivial=keep_trivial, relax=relax, contrast=contrast,
                        path_weight=path_weight)
-    with Index(folder, model=resolve_model(model), create=source is not None, lexical_weight=lexical_weight) as idx:
+    with Index(folder, model=index_model(model), create=source is not None, lexical_weight=lexical_weight) as idx:
+        place_index_model(idx, device, dtype)
         report = None
         if source is not None:
             report = idx.add([source, target], show_progress=show_progress(progress))
@@ -118,13 +139,24 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
                              target_lang, config)
         except DataError as exc:
             raise with_skips(exc, report) from None
+        drift = None
+        if since is not None:
+            from conba.mapping.drift import map_drift
+
+            drift = map_drift(port, source, since, idx, target_since)
     evaluation = [evaluate(port, groups_file)] if groups_file is not None else []
     try:
         with open_output(output) as out:
-            write_map(port, out, fmt, only, extra=evaluation)
+            if drift is not None:
+                from conba.mapping.drift_output import write_drift
+
+                write_drift(drift, port, out, fmt, only)
+            else:
+                write_map(port, out, fmt, only, extra=evaluation)
     except OSError as exc:
         raise click.ClickException(f"{output}: cannot write ({exc.strerror or exc})") from None
-    click.echo(_summary(port) + ("" if output == "-" else f"\n-> {output}"), err=True)
+    click.echo(_summary(port) + ("" if drift is None else "\n" + drift.summary())
+               + ("" if output == "-" else f"\n-> {output}"), err=True)
     for e in evaluation:
         click.echo(f"groups: {e['groups_usable']} of {e['groups_total']} usable (a member among the source "
                    "functions)", err=True)

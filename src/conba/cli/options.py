@@ -22,6 +22,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
+from conba.cli.aliases import AliasOption  # noqa: F401  (re-exported: commands import it from here)
 from conba.cli.paths import InputPath
 
 MODEL_ENV = "CONBA_MODEL"
@@ -34,31 +35,11 @@ ENGINE_HELP = ("Inference engine: torch, onnx = ONNX Runtime with int8 weights (
                "torch; needs pip install 'conba[onnx]'), onnx-fp32 = ONNX Runtime, same vectors as torch.")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 DEFAULT_DEVICE = "auto"
-
-
-class AliasOption(click.Option):
-    """A click option that also accepts old long names (``aliases``) without listing them in ``--help``."""
-
-    def __init__(self, param_decls: Sequence[str], aliases: Sequence[str] = (), **kwargs: Any) -> None:
-        super().__init__([*param_decls, *aliases], **kwargs)
-        self.aliases = tuple(aliases)
-
-    def _visible(self) -> list[str]:
-        return [o for o in self.opts if o not in self.aliases]
-
-    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
-        opts, self.opts = self.opts, self._visible()
-        try:
-            return super().get_help_record(ctx)
-        finally:
-            self.opts = opts
-
-    def get_error_hint(self, ctx: click.Context | None) -> str:
-        opts, self.opts = self.opts, self._visible()
-        try:
-            return super().get_error_hint(ctx)
-        finally:
-            self.opts = opts
+DEVICE_ENV = "CONBA_DEVICE"  # conba.engine.device (not imported here: it loads torch)
+DTYPES = ("auto", "float32", "float16", "bfloat16")
+DTYPE_ENV = "CONBA_DTYPE"
+DTYPE_HELP = ("Inference precision: auto (float16 on CUDA, within 1e-5 cosine of float32; float32 elsewhere), "
+              "float32, float16 or bfloat16 (runs on CPUs too). Vectors and index fingerprints do not depend on it.")
 
 
 class FiniteFloat(click.FloatRange):
@@ -164,11 +145,34 @@ def fast_option(f: Callable) -> Callable:
 
 
 def device_option(f: Callable | None = None, *, help: str = "Where to run the model") -> Callable:
+    """``--device auto|cpu|cuda[:N]|mps`` (reads $CONBA_DEVICE)."""
+
     def deco(g: Callable) -> Callable:
         return click.option(
-            "--device", type=DeviceType(), default=DEFAULT_DEVICE, show_default=True,
+            "--device", type=DeviceType(), default=DEFAULT_DEVICE, show_default=True, envvar=DEVICE_ENV,
+            show_envvar=True,
             help=f"{help}: auto (CUDA when available, else CPU), cpu, cuda (cuda:N for one GPU) or mps.",
         )(g)
+
+    return deco(f) if f is not None else deco
+
+
+def dtype_option(f: Callable | None = None, *, help: str = "") -> Callable:
+    """``--dtype auto|float32|float16|bfloat16`` (reads $CONBA_DTYPE): the precision a model runs in."""
+
+    def deco(g: Callable) -> Callable:
+        return click.option("--dtype", type=click.Choice(DTYPES, case_sensitive=False), default="auto",
+                            show_default=True, envvar=DTYPE_ENV, show_envvar=True,
+                            help=f"{DTYPE_HELP} {help}".strip())(g)
+
+    return deco(f) if f is not None else deco
+
+
+def placement_options(f: Callable | None = None, *, help: str = "Where to run the model") -> Callable:
+    """``--device`` and ``--dtype``, for every command that runs a model for inference."""
+
+    def deco(g: Callable) -> Callable:
+        return device_option(help=help)(dtype_option(g))
 
     return deco(f) if f is not None else deco
 
@@ -183,7 +187,7 @@ def _writable_json_out(ctx: click.Context, param: click.Parameter, value: Path |
 
 
 def json_out_option(f: Callable | None = None, *, help: str = "Also write every number to this JSON file.") -> Callable:
-    """``-j/--json-out FILE``: a file; ``--json`` is always the flag "print JSON"."""
+    """``-j/--json-out FILE``: a file; ``--json`` is always the flag "print JSON" (:mod:`conba.cli.formats`)."""
 
     def deco(g: Callable) -> Callable:
         return click.option("-j", "--json-out", "json_out", type=click.Path(dir_okay=False, path_type=Path),
@@ -262,9 +266,10 @@ def neighbors_option(help: str) -> Callable:
     return deco
 
 
-def batch_size_option(f: Callable | None = None, *, default: int | None = 32,
-                      help: str = "Snippets per encoder batch.") -> Callable:
-    """``-b/--batch-size N``: snippets per encoder batch (encoding, never a training batch)."""
+def batch_size_option(f: Callable | None = None, *, default: int | None = None,
+                      help: str = "Snippets per encoder batch (default: 32 on a CPU, 256 on a GPU).") -> Callable:
+    """``-b/--batch-size N``: snippets per encoder batch (encoding, never a training batch); None: the
+    plan for the device (:func:`conba.engine.batching.plan_batches`)."""
 
     def deco(g: Callable) -> Callable:
         return click.option("-b", "--batch-size", "batch_size", type=click.IntRange(1), default=default,
@@ -345,11 +350,6 @@ def lexical_weight_option(f: Callable | None = None, *, help: str = "") -> Calla
     return deco(f) if f is not None else deco
 
 
-def json_flag_option(help: str = "Print JSON.") -> Callable:
-    """``--json``: always a switch (print JSON on stdout); a JSON *file* is ``-j/--json-out FILE``."""
-    return click.option("--json", "as_json", is_flag=True, help=help)
-
-
 def restart_option(help: str = "Discard a saved checkpoint in OUT instead of resuming.") -> Callable:
     return click.option("--restart", is_flag=True, help=help)
 
@@ -363,3 +363,32 @@ def dev_files_option(help: str, *, name: str = "dev") -> Callable:
 def threshold_option(help: str) -> Callable:
     """``-t/--threshold T|auto``: a clone threshold (a cosine) or ``auto``, the model's."""
     return click.option("-t", "--threshold", default="auto", show_default=True, metavar="T|auto", help=help)
+
+
+BARE_MODEL_META = "conba.bare_model"  # ctx.meta key: the load_model options --pooling / --trust-remote-code give
+POOLING_NAMES = ("mean", "cls", "max", "lasttoken", "weightedmean")  # conba.encoder.readout.POOLINGS (no torch here)
+
+
+def _bare_model(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    if value:
+        ctx.meta.setdefault(BARE_MODEL_META, {})[param.name] = value
+    return value
+
+
+def bare_model_options(f: Callable) -> Callable:
+    """``--pooling`` and ``--trust-remote-code``, for a bare Hugging Face / sentence-transformers model given
+    as -m (not exposed to the command: :func:`bare_model_settings` hands them to ``load_model``)."""
+    f = click.option("--trust-remote-code", "trust_remote_code", is_flag=True, expose_value=False,
+                     callback=_bare_model,
+                     help="Let a bare model run code from its folder or hub repository (never the default; "
+                          "recorded in a saved model, which then needs it again).")(f)
+    return click.option("--pooling", "pooling", type=click.Choice(POOLING_NAMES), default=None, expose_value=False,
+                        callback=_bare_model,
+                        help="Read-out of a bare model given as -m: overrides its own (its sentence-transformers "
+                             "Pooling module, else the last token for decoders, the mean for encoders).")(f)
+
+
+def bare_model_settings() -> dict[str, Any]:
+    """The ``load_model`` keyword arguments the current command's --pooling / --trust-remote-code give."""
+    ctx = click.get_current_context(silent=True)
+    return dict(ctx.meta.get(BARE_MODEL_META, {})) if ctx is not None else {}

@@ -11,6 +11,7 @@ from conba.cli.options import (
     FINITE_FLOAT,
     config_option,
     data_files_option,
+    device_option,
     limit_option,
     model_option,
     output_dir_option,
@@ -36,7 +37,7 @@ def prune() -> None:
 
     \b
     Examples:
-      conba prune train --model default --out runs/default-sdtp
+      conba prune train --model default --output runs/default-sdtp
       conba prune train -m runs/my-model -o runs/my-model-sdtp --keep-ratio 0.6 --layers 2-5
       conba prune set runs/my-model-sdtp --keep-ratio 0.8        # trade speed for accuracy, no retraining
     """
@@ -50,7 +51,8 @@ def prune() -> None:
 @click.option("-L", "--layers", default="", metavar="LIST",
               help="Pruning layers, e.g. '2,3,4,5' or '2-5' (tokens are dropped before these layers run). "
                    "Default: every layer from the middle up (MiniLM: 3-5).")
-@data_files_option("Training file(s) with clone groups (repeatable). Default: " + " and ".join(DEFAULT_TRAIN) + ".")
+@data_files_option("Training file(s) with clone groups (repeatable). Default: " + " and ".join(DEFAULT_TRAIN)
+                   + " in $CONBA_DATA.")
 @limit_option("Snippets for saliency and training.", default=_DEFAULTS.limit)
 @_opt("epochs", "-e", "--epochs", help="Scorer training epochs over those snippets.")
 @_opt("lr", help="Scorer learning rate (AdamW).")
@@ -66,35 +68,38 @@ def prune() -> None:
               help="Reuse the saliency pass of another OUT folder (same model/data/limit/seed, superset of layers).")
 @seed_option(default=_DEFAULTS.seed)
 @restart_option("Discard saved saliency / scorer progress in OUT instead of resuming.")
+@device_option(help="Where to train (float32)")
 @progress_option
 @friendly_errors
 def train(model: str | None, out: Path, keep_ratio: float, layers: str, data: tuple[Path, ...], limit: int,
           epochs: int, lr: float, groups_per_batch: int, per_group: int, saliency: str, keep_first: int,
           keep_tail: float, w_distill: float, saliency_from: str, seed: int, restart: bool,
-          progress: bool | None) -> None:
+          progress: bool | None, device: str = "auto") -> None:
     """Train SDTP token scorers for a model (backbone and head stay frozen) and save a model whose
     encode() prunes. Saliency and scorer progress are saved in OUT/prune_training/; running the same
     command again resumes.
 
     \b
     Examples:
-      conba prune train --model default --out runs/default-sdtp
+      conba prune train --model default --output runs/default-sdtp
       conba prune train -m default -o runs/sdtp-r06 -r 0.6 -L 2-5 -n 1024 -e 3
     Then:
       conba eval ../shared/data/atcoder_dev.jsonl --model runs/default-sdtp
       python -c "import conba; m = conba.load_model('runs/default-sdtp', prune=False)"   # exact again
     """
     from conba.cli.common import show_progress
+    from conba.data.location import data_files
     from conba.encoder.sdtp.config import parse_layers
     from conba.prune.train import train_pruner
 
     cfg = PruneTrainConfig(
-        model=resolve_model_name(model), out=str(out), train=[str(p) for p in data] or list(DEFAULT_TRAIN),
+        model=resolve_model_name(model), out=str(out),
+        train=[str(p) for p in data or data_files(DEFAULT_TRAIN, "training file (-d)")],
         layers=parse_layers(layers) if layers.strip() else [], keep_ratio=keep_ratio, keep_first=keep_first,
         keep_tail=keep_tail, limit=limit, groups_per_batch=groups_per_batch, per_group=per_group,
         epochs=epochs, lr=lr, saliency=saliency, w_distill=w_distill, saliency_from=saliency_from, seed=seed)
     train_pruner(cfg, restart=restart, progress=show_progress(progress),
-                 log=lambda m: click.echo(m, err=True))
+                 log=lambda m: click.echo(m, err=True), device=device)
 
 
 @prune.command("set")

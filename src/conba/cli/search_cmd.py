@@ -6,15 +6,17 @@ import json
 
 import click
 
-from conba.cli.common import code_argument, friendly_errors, read_code_path, read_stdin
+from conba.cli.common import code_argument, friendly_errors, index_model, read_code_path, read_stdin
+from conba.cli.formats import RECORDS, format_option
 from conba.cli.options import (
     AliasOption,
+    bare_model_options,
     index_option,
     lexical_weight_option,
     model_option,
     neighbors_option,
+    placement_options,
     resolve_index_dir,
-    resolve_model,
     view_option,
 )
 
@@ -37,21 +39,22 @@ def read_query(query: str | None, code: str | None, language: str | None) -> tup
 @click.argument("query", required=False)
 @click.option("-c", "--code", default=None, help="The snippet to search for, inline.")
 @neighbors_option("Number of results (nearest neighbours).")
-@click.option("--result-language", "language", cls=AliasOption, aliases=["-l", "--language"], default=None,
+@click.option("--result-language", "language", cls=AliasOption, deprecated_aliases=["-l", "--language"], default=None,
               metavar="LANG", help="Only return functions in this language.")
 @click.option("--query-language", default=None,
               help="Language of the query (default: from the file extension).")
-@click.option("--json", "fmt", flag_value="json", default=True, help="JSONL output (default).")
-@click.option("--plain", "fmt", flag_value="plain", help="Human-readable output.")
+@format_option(RECORDS, ("jsonl", "plain"))
 @click.option("--show-code", is_flag=True, help="Include each result's code.")
 @index_option
 @model_option
+@bare_model_options
 @view_option
 @lexical_weight_option
+@placement_options(help="Where to encode the query")
 @friendly_errors
 def search(query: str | None, code: str | None, neighbors: int, language: str | None, query_language: str | None,
            fmt: str, show_code: bool, index_dir: str | None, model: str | None, view: str | None,
-           lexical_weight: float | None) -> None:
+           lexical_weight: float | None, device: str = "auto", dtype: str = "auto") -> None:
     """Find the indexed functions most similar to a snippet. QUERY is a source file, or - for
     stdin; or pass the snippet with --code. Output: one JSON object per result (rank, score,
     file, start_line, end_line, name, language), or --plain lines.
@@ -65,14 +68,16 @@ def search(query: str | None, code: str | None, neighbors: int, language: str | 
     from conba.cli.common import language_option_value
     from conba.clones.display import plain_hit, relative_unit_dict
     from conba.index import Index
+    from conba.index.placement import place_index_model
 
     language = language_option_value(language, "--result-language")
     query_language = language_option_value(query_language, "--query-language")
     snippet, qlang = read_query(query, code, query_language)
     if not snippet.strip():
         raise click.ClickException(f"{query or '--code'}: the query is empty")
-    with Index(resolve_index_dir(index_dir), model=resolve_model(model), create=False, view=view,
+    with Index(resolve_index_dir(index_dir), model=index_model(model), create=False, view=view,
                lexical_weight=lexical_weight) as idx:
+        place_index_model(idx, device, dtype)
         hits = idx.search(snippet, k=neighbors, language=language, query_language=qlang)
         held = idx.stats()["languages"] if not hits and language else {}
     if not hits:

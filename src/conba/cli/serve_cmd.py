@@ -15,6 +15,7 @@ from conba.cli.options import (
     index_option,
     model_option,
     parse_size,
+    placement_options,
     resolve_index_dir,
     resolve_model,
 )
@@ -35,6 +36,7 @@ def _is_loopback(host: str) -> bool:
 @engine_option(default=None, help="Queries are encoded with it; it must be the index's. Default: the index's "
                                   "engine (torch without an index).")
 @fast_option
+@placement_options(help="Where the model runs (it stays there between requests)")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (localhost only by default).")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
 @click.option("--token", envvar=TOKEN_ENV, show_envvar=True, default=None, metavar="TOKEN",
@@ -54,7 +56,7 @@ def _is_loopback(host: str) -> bool:
 @friendly_errors
 def serve(index_dir: str | None, model: str | None, engine: str | None, host: str, port: int, token: str | None,
           workers: int | None, max_body: str, max_snippets: int, max_chars: int, reload_interval: float,
-          log_level: str, access_log: bool) -> None:
+          log_level: str, access_log: bool, device: str = "auto", dtype: str = "auto") -> None:
     """Serve search, compare, encode and clones over HTTP, with the model loaded once.
 
     Endpoints: POST /search, POST /compare, POST /encode, GET /clones, GET /report (HTML clone
@@ -68,6 +70,7 @@ def serve(index_dir: str | None, model: str | None, engine: str | None, host: st
       conba serve --index /srv/idx --port 9000
       conba serve --fast --index /tmp/fast         # an index built with `conba index --fast`
       CONBA_TOKEN=s3cret conba serve --host 0.0.0.0
+      conba serve --device cuda                    # the model stays on the GPU (float16)
       curl -s localhost:8000/search -H 'content-type: application/json' -d '{"code": "def gcd(a, b): ..."}'
     """
     try:
@@ -86,8 +89,9 @@ def serve(index_dir: str | None, model: str | None, engine: str | None, host: st
     limits = Limits(max_body_bytes=parse_size(max_body), max_snippets=max_snippets, max_chars=max_chars)
     folder = resolve_index_dir(index_dir)
     app = create_app(folder, resolve_model(model), token=token, limits=limits, workers=workers,
-                     reload_interval=reload_interval, engine=engine)
+                     reload_interval=reload_interval, engine=engine, device=device, dtype=dtype)
     state = app.state.conba
-    click.echo(f"conba serve: http://{host}:{port} (index {folder}, model {state.model_name}, "
+    where = state.model.device if state.engine == "torch" else "cpu"
+    click.echo(f"conba serve: http://{host}:{port} (index {folder}, model {state.model_name} on {where}, "
                f"{state.batcher.workers} workers; API docs at /docs)", err=True)
     run(app, host=host, port=port, log_level=log_level, access_log=access_log)

@@ -13,9 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
+
+CPU_BATCH_SIZE = 32       # snippets per batch on a CPU (sentence-transformers' default too)
+CPU_BATCH_TOKENS = 4096   # padded tokens per batch on a CPU (measured on 2 cores; docs/BENCHMARKS.md)
+GPU_BATCH_SIZE = 256      # snippets per batch on a GPU (issue 36: batch 256 was fastest on an H100)
+GPU_BATCH_TOKENS = 256 * 512  # padded tokens per batch on a GPU: 256 snippets at a 512-token cap
+AUTO = "auto"
 
 
 @dataclass
@@ -34,21 +41,23 @@ def tokenize_ids(backbone, codes: Sequence[str]) -> list[list[int]]:
     return list(enc["input_ids"])
 
 
-def pad_batch(ids: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Right-pad a list of id lists. Returns input_ids (b, l) int64 and attention_mask (b, l) int64."""
+def pad_batch(ids: Sequence[Sequence[int]], pad_id: int, left: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-pad (``left``: left-pad, as decoders need) a list of id lists. Returns input_ids (b, l) int64
+    and attention_mask (b, l) int64."""
     if not ids:
         raise ValueError("pad_batch needs at least one snippet")
     width = max(len(x) for x in ids)
     out = np.full((len(ids), width), pad_id, dtype=np.int64)
     mask = np.zeros((len(ids), width), dtype=np.int64)
     for row, x in enumerate(ids):
-        out[row, : len(x)] = x
-        mask[row, : len(x)] = 1
+        cols = slice(width - len(x), width) if left else slice(0, len(x))
+        out[row, cols] = x
+        mask[row, cols] = 1
     return torch.from_numpy(out), torch.from_numpy(mask)
 
 
 def length_sorted_batches(ids: Sequence[Sequence[int]], batch_size: int, pad_id: int,
-                          max_tokens: int | None = None) -> Iterator[Batch]:
+                          max_tokens: int | None = None, left: bool = False) -> Iterator[Batch]:
     """Yield padded batches, longest first (ties: input order), of at most ``batch_size`` snippets and,
     when ``max_tokens`` is set, at most ``max_tokens`` padded tokens (rows x longest snippet; a snippet
     longer than the budget gets a batch of its own). Long snippets thus run in small batches (their
@@ -64,9 +73,37 @@ def length_sorted_batches(ids: Sequence[Sequence[int]], batch_size: int, pad_id:
         if max_tokens is not None:  # the first snippet of a batch is its longest
             rows = max(1, min(batch_size, max_tokens // max(1, len(ids[order[start]]))))
         index = order[start:start + rows]
-        input_ids, mask = pad_batch([ids[i] for i in index], pad_id)
+        input_ids, mask = pad_batch([ids[i] for i in index], pad_id, left)
         yield Batch(index, input_ids, mask)
         start += rows
+
+
+class BatchPlan(NamedTuple):
+    """How ``encode`` cuts batches: at most ``batch_size`` snippets and ``max_tokens`` padded tokens
+    (None: no token budget)."""
+
+    batch_size: int
+    max_tokens: int | None
+
+
+def plan_batches(device: torch.device | str, batch_size: int | None = None,
+                 max_tokens: int | None | str = AUTO) -> BatchPlan:
+    """The batch plan for ``device``: on a CPU small batches under a small token budget (long snippets'
+    attention maps stay cache-sized; :data:`CPU_BATCH_SIZE`, :data:`CPU_BATCH_TOKENS`), on a GPU (CUDA,
+    MPS) large length-sorted batches (:data:`GPU_BATCH_SIZE`, :data:`GPU_BATCH_TOKENS`: bounded memory
+    for long windows). An explicit ``batch_size`` or ``max_tokens`` (None: no budget) wins."""
+    gpu = torch.device(device).type != "cpu"
+    if batch_size is None:
+        batch_size = GPU_BATCH_SIZE if gpu else CPU_BATCH_SIZE
+    if isinstance(max_tokens, str):
+        if max_tokens != AUTO:
+            raise ValueError(f"max_tokens must be a number, None or {AUTO!r}, got {max_tokens!r}")
+        max_tokens = GPU_BATCH_TOKENS if gpu else CPU_BATCH_TOKENS
+    if batch_size < 1:
+        raise ValueError("batch_size must be >= 1")
+    if max_tokens is not None and max_tokens < 1:
+        raise ValueError("max_tokens must be >= 1 (or None for no token budget)")
+    return BatchPlan(int(batch_size), max_tokens)
 
 
 def pad_token_id(tokenizer) -> int:

@@ -15,7 +15,7 @@ from conba.utils.io import read_json, write_json_atomic
 
 
 def calibrate(records: list[CodeRecord], model: Any, target: float, sources: Sequence[str] = (),
-              batch_size: int = 32, progress: bool | None = None, lexical_weight: float | None = None) -> dict:
+              batch_size: int | None = None, progress: bool | None = None, lexical_weight: float | None = None) -> dict:
     """Encode ``records``, score all their cross-language pairs and return the ``clone_threshold``
     record: ``{"value", "precision", "recall", "target_precision", "pairs", "clone_pairs", "calibrated_on",
     "lexical_weight"}``. Scores are fused at ``lexical_weight`` (default: the model's), the lexical

@@ -55,15 +55,18 @@ def baseline_index_dir(index_path: str | os.PathLike, name: str, fingerprint: st
     return root / f"{name}-{fingerprint}"
 
 
-def _open_main(paths: Sequence[str | os.PathLike], index_dir: Any, model: Any, batch_size: int,
-               progress: bool, log: Callable[[str], None]) -> tuple[Any, dict]:
+def _open_main(paths: Sequence[str | os.PathLike], index_dir: Any, model: Any, batch_size: int | None,
+               progress: bool, log: Callable[[str], None], placement: tuple = (None, None)) -> tuple[Any, dict]:
     from conba.index import Index
+    from conba.index.placement import place_index_model
 
     if not paths:
         idx = Index(index_dir, model=model, create=False)
+        place_index_model(idx, *placement)
         idx.manifest()  # an interrupted or empty index fails here, with what to do
         return idx, {}
     idx = Index(index_dir, model=model)
+    place_index_model(idx, *placement)
     label = idx.model_name or ("default" if model is None else "the given model")
     log(f"indexing {len(paths)} path(s) into {idx.path} with model {label}")
     report = idx.add(list(paths), batch_size=batch_size, show_progress=progress)
@@ -75,16 +78,18 @@ def _open_main(paths: Sequence[str | os.PathLike], index_dir: Any, model: Any, b
 
 
 def _baseline_model_table(main_idx: Any, main: UnitTable, baseline_model: Any, cache_dir: Any,
-                          batch_size: int, progress: bool, log: Callable[[str], None]) -> tuple[UnitTable, dict, Any]:
+                          batch_size: int | None, progress: bool, log: Callable[[str], None],
+                          placement: tuple = (None, None)) -> tuple[UnitTable, dict, Any]:
     """The zero-shot (or injected) baseline's units and vectors, from its cached index of the same files."""
     from conba.index import Index
+    from conba.index.placement import apply_placement
 
     t0 = time.perf_counter()
     if baseline_model is None or isinstance(baseline_model, (str, os.PathLike)):
         from conba.model import load_model
 
         name = str(baseline_model or "zero-shot")
-        model_obj = load_model(name)
+        model_obj = apply_placement(load_model(name), placement, "torch")
     else:
         name, model_obj = "zero-shot", baseline_model
     fingerprint = model_obj.embedding_fingerprint()
@@ -123,9 +128,10 @@ def _counts(main: UnitTable, groups: list, found: dict[str, str], missing: list)
 def evaluate_repo(paths: Sequence[str | os.PathLike], groups_file: str | os.PathLike, *, model: Any = None,
                   index_dir: str | os.PathLike | None = None, baselines: Sequence[str] = BASELINES,
                   aggregate: str = "max", baseline_model: Any = None, cache_dir: str | os.PathLike | None = None,
-                  clones: bool = True, batch_size: int = 32, progress: bool = False,
+                  clones: bool = True, batch_size: int | None = None, progress: bool = False,
                   log: Callable[[str], None] | None = None, command: str | None = None,
-                  lexical_weight: float | None = None, overloads: bool = True) -> dict:
+                  lexical_weight: float | None = None, overloads: bool = True,
+                  device: str | None = None, dtype: str | None = None) -> dict:
     """Evaluate ``model`` on repositories with a groups file; returns a JSON-ready dict.
 
     ``paths``: folders/files to index into ``index_dir`` (incremental); empty = use the index as it
@@ -141,7 +147,8 @@ def evaluate_repo(paths: Sequence[str | os.PathLike], groups_file: str | os.Path
     A function-level groups file (``{"group", "members": [{"language", "file", "name", "line"}]}``, as in
     ``ports_dev``) is scored function by function (:mod:`conba.eval.repo_functions`), plain and
     name-blind, instead of file by file; ``overloads`` scores the overloads of a function (same file and
-    name) as one there (:mod:`conba.source.overloads`).
+    name) as one there (:mod:`conba.source.overloads`). ``device`` / ``dtype`` place the model and the
+    zero-shot baseline (:mod:`conba.engine.device`; None: CPU, float32).
     """
     log = log or (lambda _msg: None)
     if aggregate not in AGGREGATES:
@@ -157,7 +164,7 @@ def evaluate_repo(paths: Sequence[str | os.PathLike], groups_file: str | os.Path
     groups = load_function_groups(groups_file) if function_level else load_groups(groups_file)
     timings: dict[str, Any] = {}
 
-    idx, indexing = _open_main(paths, index_dir, model, batch_size, progress, log)
+    idx, indexing = _open_main(paths, index_dir, model, batch_size, progress, log, (device, dtype))
     with idx:
         timings["index_s"] = indexing.get("seconds", 0.0)
         main = table_from_index(idx)
@@ -171,7 +178,7 @@ def evaluate_repo(paths: Sequence[str | os.PathLike], groups_file: str | os.Path
         baseline_models: dict[str, Any] = {}
         if "zero-shot" in baselines:
             tables["zero-shot"], baseline_info["zero-shot"], baseline_models["zero-shot"] = _baseline_model_table(
-                idx, main, baseline_model, cache_dir, batch_size, progress, log)
+                idx, main, baseline_model, cache_dir, batch_size, progress, log, (device, dtype))
             timings["zero_shot_s"] = baseline_info["zero-shot"]["seconds"]
         if "tfidf" in baselines:
             t0 = time.perf_counter()

@@ -115,7 +115,7 @@ def evaluate_functions(main: UnitTable, groups: FunctionGroups, methods: dict[st
     return out
 
 
-def _model_encoder(model: Any, batch_size: int, engine: str = "torch") -> Callable[[list[str], list[str]], Any]:
+def _model_encoder(model: Any, batch_size: int | None, engine: str = "torch") -> Callable[[list[str], list[str]], Any]:
     def encode(codes: list[str], languages: list[str]) -> np.ndarray:
         return model.encode(codes, languages=languages, batch_size=batch_size, show_progress_bar=False,
                             engine=engine)
@@ -135,7 +135,7 @@ def _aligned(main: UnitTable, other: UnitTable, name: str) -> UnitTable:
 
 
 def function_methods(idx: Any, tables: dict[str, UnitTable], baseline_models: dict[str, Any],
-                     batch_size: int = 32) -> dict[str, Method]:
+                     batch_size: int | None = None) -> dict[str, Method]:
     """The :class:`Method` of every table of an ``eval-repo`` run (``conba``, ``dense``, ``zero-shot``,
     ``tfidf``), with the encoders its name-blind queries need."""
     from conba.eval.tfidf import tfidf_vectorizer

@@ -37,7 +37,7 @@ def _pair_scores(emb: np.ndarray, records: list[CodeRecord], seed: int, weight: 
 
 
 def evaluate(records: list[CodeRecord], model: Any, *, tfidf: bool = True,
-             calibration: list[CodeRecord] | None = None, batch_size: int = 32,
+             calibration: list[CodeRecord] | None = None, batch_size: int | None = None,
              progress: bool | None = None, seed: int = 0, lexical_weight: float | None = None,
              where: str = "evaluation data", calibration_where: str = "calibration data") -> dict:
     """Evaluate ``model`` (anything with ``encode(codes, languages=...)``) on grouped records (``where`` and

@@ -132,7 +132,7 @@ def _removed(states: dict, kept: set[str], found: Discovery, report: AddReport) 
     return gone
 
 
-def encode_missing(store: Store, model: Any, report: AddReport, batch_size: int = 32,
+def encode_missing(store: Store, model: Any, report: AddReport, batch_size: int | None = None,
                    commit_every: int | None = None, show_progress: bool = False,
                    on_batch: Callable[[int], None] | None = None, engine: str = "torch") -> None:
     """Embed every unit content that has no vector yet with ``engine`` (torch, onnx, onnx-fp32),

@@ -3,7 +3,7 @@
 A folder (default ``.conba-index``, env ``CONBA_INDEX``) holds::
 
     index.sqlite     files, functions (file, qualified name, lines, language, hash, code), embeddings
-    vectors.faiss    FAISS index over the embeddings (rebuilt from SQLite after each add)
+    vectors.faiss    exact FAISS index over the embeddings, rebuilt after each add (ann/ above 200k: IVF, updated)
     lexical.npz      identifier term frequencies of every unit (the lexical channel; :mod:`conba.index.lexical_file`)
     manifest.json    model name + fingerprint, input view, engine, lexical weight, dimension, clone threshold, counts,
                      checksums
@@ -43,6 +43,7 @@ from conba.index.errors import (
 from conba.index.identity import DEFAULT_ENGINE, FORMAT_VERSION, failure_reason, model_label
 from conba.index.lock import IndexLock
 from conba.index.manifest import read_manifest
+from conba.index.placement import Placement, apply_placement
 from conba.index.search import filtered_search, fused_search, unit_scores
 from conba.index.store import Store
 from conba.source.filters import DEFAULT_MAX_FILE_SIZE
@@ -68,6 +69,8 @@ class Index:
     Writing (``add``, ``rebuild``) takes the folder's lock: while another process writes the same
     index this raises :class:`IndexBusyError`, or with ``wait=True`` waits for it (calling
     ``on_wait(pid)`` first). With ``rebuild`` the lock is held from the wipe until :meth:`close`."""
+
+    placement: Placement = (None, None)  # --device, --dtype of the model (conba.index.placement)
 
     def __init__(self, path: str | os.PathLike | None = None, model: Any = None, *, create: bool = True,
                  rebuild: bool = False, hnsw_above: int = vec.HNSW_ABOVE, ivf_above: int = IVF_ABOVE,
@@ -179,7 +182,7 @@ class Index:
                 model.view = view
             self._model_name = name  # recorded with a new index, so reports can name it
             self._check_model(model)
-            self._model = model
+            self._model = apply_placement(model, self.placement, self.engine)  # after the float32 check
         return self._model
 
     def _check_model(self, model: Any) -> None:
@@ -213,7 +216,7 @@ class Index:
 
     # ------------------------------------------------------------------ indexing
     def add(self, paths: str | os.PathLike | Iterable[str | os.PathLike], *,
-            max_file_size: int = DEFAULT_MAX_FILE_SIZE, batch_size: int = 32, commit_every: int | None = None,
+            max_file_size: int = DEFAULT_MAX_FILE_SIZE, batch_size: int | None = None, commit_every: int | None = None,
             show_progress: bool = False, encoder: Callable[..., None] | None = None) -> AddReport:
         """Index files/directories (incrementally) and rewrite the vector file. Returns a report.
 
@@ -325,8 +328,8 @@ class Index:
         if self._vectors().ntotal == 0:
             return []
         qlang = normalize_language(query_language) if query_language else ""
-        query = self._encoding_model().encode([code], languages=[qlang], show_progress_bar=False,
-                                              engine=self.engine)
+        query = self._encoding_model().encode_query([code], languages=[qlang], show_progress_bar=False,
+                                                    engine=self.engine)  # the backbone's query prompt, if any
         return self.search_vectors(query, k=k, language=language, codes=[code])[0]
 
     def search_vectors(self, queries: np.ndarray, k: int = 10, language: str | None = None,

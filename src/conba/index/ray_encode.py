@@ -10,8 +10,10 @@ arrives. Killing the driver loses at most the blocks in flight; the next run enc
 Actors load the model by name (``default``, ``zero-shot``, an HF name); a model folder on the
 driver is shipped to them through the object store, so workers need conba but not the folder.
 Each actor checks that its model's embedding fingerprint equals the driver's and encodes with the
-index's engine (``--engine``): torch runs one actor per GPU when there are GPUs; the ONNX engines run
-on CPU (ONNX Runtime's CPU provider), so they always get CPU actors. Optional:
+index's engine (``--engine``): torch runs one actor per GPU when there are GPUs (``num_gpus=1``, the
+model on its GPU in ``--dtype``, float16 by default) unless ``--device cpu``; ``--device cuda`` on a
+cluster without GPUs is an error; the ONNX engines run on CPU (ONNX Runtime's CPU provider), so they
+always get CPU actors. Optional:
 ``pip install 'conba[ray]'``; imported only with ``--ray``. Glossary: n units, d embedding size.
 """
 
@@ -65,9 +67,9 @@ def model_source(name: str, fingerprint: str) -> ModelSource:
 class EncodeActor:
     """One model per Ray actor; ``__call__`` embeds a batch {hash, language, code} -> {hash, vector, pid}."""
 
-    def __init__(self, source: ModelSource, batch_size: int, threads: int, engine: str = "torch"):
-        import torch
-
+    def __init__(self, source: ModelSource, batch_size: int | None, threads: int, engine: str = "torch",
+                 gpu: bool = False, dtype: str = "auto"):
+        from conba.engine.device import place_model
         from conba.index.identity import require_engine
         from conba.model import load_model
         from conba.settings import apply_threads
@@ -82,9 +84,8 @@ class EncodeActor:
             name = str(folder)
         self.model = load_model(name)
         require_engine(self.model, engine)
-        if torch.cuda.is_available() and engine == "torch":
-            self.model.to("cuda")
         got = self.model.embedding_fingerprint()
+        place_model(self.model, "cuda" if gpu else "cpu", dtype, engine)  # Ray gives the actor its GPU as cuda
         if got != source.fingerprint:
             raise RuntimeError(f"Ray worker loaded model '{source.name}' with fingerprint {got}, the driver's is "
                                f"{source.fingerprint}: install the same conba version on every node")
@@ -104,9 +105,10 @@ class RayEncoder:
     After a run, ``actors`` holds the size of the pool and ``worker_pids`` the processes that encoded."""
 
     def __init__(self, address: str | None = None, model_name: str | None = None, cpus_per_actor: int = 1,
-                 max_actors: int | None = None):
+                 max_actors: int | None = None, device: str = "auto", dtype: str = "auto"):
         if cpus_per_actor < 1:
             raise ConfigError("cpus_per_actor must be >= 1")
+        self.device, self.dtype = str(device).lower(), dtype  # auto: GPU actors when the cluster has GPUs
         import_ray()  # fail before the index is touched
         self.address, self.model_name = address or None, model_name
         self.cpus_per_actor, self.max_actors = cpus_per_actor, max_actors
@@ -127,7 +129,10 @@ class RayEncoder:
     def _pool(self, ray: Any, blocks: int, engine: str = "torch") -> tuple[int, dict[str, float], int]:
         """(actors, resources per actor, threads per actor) for the cluster's CPUs / GPUs (GPUs: torch only)."""
         resources = ray.cluster_resources()
-        gpus = int(resources.get("GPU", 0)) if engine == "torch" else 0
+        gpus = int(resources.get("GPU", 0)) if engine == "torch" and self.device != "cpu" else 0
+        if not gpus and self.device.startswith("cuda"):
+            why = f" for engine {engine!r}" if engine != "torch" else ""
+            raise CodeIndexError(f"--device {self.device}: the Ray cluster has no GPUs{why}; use --device auto or cpu")
         if gpus:
             size, per_actor, threads = gpus, {"num_gpus": 1, "num_cpus": 1}, 1
         else:
@@ -138,7 +143,7 @@ class RayEncoder:
             size = min(size, self.max_actors)
         return max(1, min(size, blocks)), per_actor, threads
 
-    def __call__(self, store: Store, model: Any, report: AddReport, batch_size: int = 32,
+    def __call__(self, store: Store, model: Any, report: AddReport, batch_size: int | None = None,
                  commit_every: int | None = None, show_progress: bool = False,
                  on_batch: Callable[[int], None] | None = None, engine: str = "torch") -> None:
         from conba.index.builder import COMMIT_EVERY
@@ -165,7 +170,8 @@ class RayEncoder:
         self.actors, per_actor, threads = self._pool(ray, len(tables), engine)
         ds = ray.data.from_arrow(tables).map_batches(
             EncodeActor, fn_constructor_kwargs={"source": source, "batch_size": batch_size, "threads": threads,
-                                                "engine": engine},
+                                                "engine": engine, "gpu": "num_gpus" in per_actor,
+                                                "dtype": self.dtype},
             batch_size=None, batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=self.actors), **per_actor)
         from tqdm.auto import tqdm
 

@@ -21,6 +21,7 @@ from conba.encoder.backbone import Backbone, BackboneConfig, is_embedded
 from conba.encoder.layers import dense_states, supports_own_loop
 from conba.encoder.sdtp.pruned import embed_pruned, embed_states
 from conba.encoder.sdtp.scorer import pruner_key
+from conba.engine.batching import CPU_BATCH_TOKENS
 from conba.errors import ConbaError, ConfigError
 from conba.heads import Head, HeadConfig, build_head
 from conba.syntax.view import check_view
@@ -29,7 +30,7 @@ CONFIG_NAME = "conba_config.json"
 DEFAULT_MODEL_DIR = Path(__file__).parent.parent / "default_model"
 DEFAULT_SDTP_DIR = Path(__file__).parent.parent / "prune" / "default"  # SDTP scorers trained for the default model
 DEFAULT_FAST_DIR = Path(__file__).parent.parent / "default_fast"  # the distilled student (conba distill)
-DEFAULT_BATCH_TOKENS = 4096  # padded tokens per encode batch (measured on 2 CPU cores; docs/BENCHMARKS.md)
+DEFAULT_BATCH_TOKENS = CPU_BATCH_TOKENS  # padded tokens per encode batch on a CPU (conba.engine.batching)
 FORMAT_VERSION = 1
 
 
@@ -64,6 +65,11 @@ class ConbaModel(nn.Module):
         self.use_pruning = True  # encode() prunes when a pruner is attached; load_model(prune=False) turns it off
         self._engines: dict = {}  # ONNX Runtime encoders built on first use (conba.engine.onnx_runtime)
         self.max_chunks: int | None = 1  # windows per long snippet (conba.engine.chunks); 1 = truncate
+        if backbone.readout is not None and head.needs_tokens:
+            raise ConfigError(f"head {head.config.kind}/{head.config.mode} reads every token state, but the backbone "
+                              f"has its own read-out ({backbone.readout.config.describe()}); use a pooled head "
+                              "(none, linear, or conba with --head-mode pooled)")
+        self._float32_fingerprint: str | None = None  # kept across a cast to half precision (_apply)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -73,7 +79,7 @@ class ConbaModel(nn.Module):
             name_or_path=_canonical_backbone(backbone), **backbone_kwargs)
         bb = Backbone(cfg)
         head = head or HeadConfig(kind="none")
-        head.dim = bb.hidden_size
+        head.dim = bb.output_dim  # the read-out's width when the backbone has its own (conba.encoder.readout)
         return cls(bb, build_head(head), view=view)
 
     @property
@@ -91,6 +97,21 @@ class ConbaModel(nn.Module):
         """Where the weights live; ``encode`` moves each batch there (``model.to("cuda")``)."""
         return next(self.backbone.model.parameters()).device
 
+    @property
+    def dtype(self) -> torch.dtype:
+        """The weights' precision (``model.to(torch.float16)`` / ``model.half()`` for half precision)."""
+        from conba.engine.device import weights_dtype
+
+        return weights_dtype(self)
+
+    def _apply(self, fn: Any, recurse: bool = True) -> Any:
+        """``nn.Module.to`` / ``half`` / ``cuda`` go through here: a cast of float32 weights to another
+        precision first records their fingerprint, so :meth:`fingerprint` (and an index's check of it)
+        does not depend on the precision the model runs in."""
+        if self.dtype == torch.float32 and fn(torch.zeros(1)).dtype != torch.float32:
+            self._float32_fingerprint = self.fingerprint()
+        return super()._apply(fn, recurse)
+
     # ------------------------------------------------------------------ encoding
     def embed_tokens(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                      lang_ids: torch.Tensor | None = None) -> torch.Tensor:
@@ -101,24 +122,35 @@ class ConbaModel(nn.Module):
             tokens = prefixed_states(self.backbone, self.head.prefix, input_ids, attention_mask, lang_ids)
         else:
             tokens = self.backbone(input_ids, attention_mask)
-        return self.head(tokens, attention_mask.bool(), lang_ids)
+        return self.head(*self.backbone.read_out(tokens, attention_mask.bool()), lang_ids)
 
     @torch.inference_mode()
     def encode(self, codes: str | Sequence[str], languages: str | Sequence[str] | None = None,
-               batch_size: int = 32, show_progress_bar: bool | None = None, normalize: bool = True,
+               batch_size: int | None = None, show_progress_bar: bool | None = None, normalize: bool = True,
                convert_to_numpy: bool = True, convert_to_tensor: bool = False,
                engine: str = "torch",
-               max_batch_tokens: int | None = DEFAULT_BATCH_TOKENS,
+               max_batch_tokens: int | None | str = "auto",
                max_chunks: int | None = None,
                view: str | None = None, *,
-               normalize_embeddings: bool | None = None, precision: str = "float32") -> np.ndarray | torch.Tensor:
+               normalize_embeddings: bool | None = None, precision: str = "float32",
+               device: str | torch.device | None = None,
+               dtype: str | torch.dtype | None = None, prompt_name: str | None = None,
+               prompt: str | None = None) -> np.ndarray | torch.Tensor:
         """Embed code snippets. Returns float32 (n, d) (numpy by default), in input order.
 
         Snippets are tokenized once and sorted by token length so each batch pads little; the order
         is restored. A batch holds at most ``batch_size`` snippets and at most ``max_batch_tokens``
         padded tokens (None: no budget), so long snippets run in smaller batches, which is faster on
-        CPUs; embeddings do not depend on the batching beyond float rounding.
+        CPUs; embeddings do not depend on the batching beyond float rounding. Both default to the
+        plan for the model's device (:func:`conba.engine.batching.plan_batches`: 32 snippets and 4,096
+        tokens on a CPU, 256 snippets on a GPU).
+        ``device`` / ``dtype`` (as in sentence-transformers, they move the model, in place: ``auto``,
+        ``cpu``, ``cuda[:N]``, ``mps``; ``float32``, ``float16``, ``bfloat16``, ``auto`` = float16 on
+        CUDA; :mod:`conba.engine.device`); None keeps the model where and as it is.
         ``languages`` (one name, or one per snippet) selects the language control codes.
+        ``prompt_name`` / ``prompt`` (as in sentence-transformers): text put before every snippet, one of
+        the backbone's own prompts by name or any text; None: the model's default prompt, else its
+        document prompt (conba's snippets are documents; :meth:`encode_query` uses the query prompt).
         ``engine``: "torch" (default), "onnx" (ONNX Runtime, dynamic int8) or "onnx-fp32"; both
         ONNX engines need ``pip install 'conba[onnx]'``. An attached SDTP pruner (``conba prune
         train``) prunes tokens in every engine unless ``use_pruning`` is False.
@@ -132,11 +164,17 @@ class ConbaModel(nn.Module):
         """
         if normalize_embeddings is not None:  # sentence-transformers' name for ``normalize``
             normalize = normalize_embeddings
+        if device is not None or dtype is not None:
+            from conba.engine.device import place_model
+
+            place_model(self, self.device if device is None else device,
+                        self.dtype if dtype is None else dtype, engine)
         if precision != "float32":
             from conba.engine.precision import quantize
 
             full = self.encode(codes, languages, batch_size, show_progress_bar, normalize, engine=engine,
-                               max_batch_tokens=max_batch_tokens, max_chunks=max_chunks, view=view)
+                               max_batch_tokens=max_batch_tokens, max_chunks=max_chunks, view=view,
+                               prompt_name=prompt_name, prompt=prompt)
             return quantize(full, precision)
         single = isinstance(codes, str)
         codes = [codes] if single else list(codes)
@@ -147,7 +185,7 @@ class ConbaModel(nn.Module):
             raise ConfigError(f"got {len(codes)} codes but {len(languages)} languages")
         if any(not isinstance(c, str) for c in codes):
             raise TypeError("encode() takes strings of code")
-        if batch_size < 1:
+        if batch_size is not None and batch_size < 1:
             raise ConfigError("batch_size must be >= 1")
         view = check_view(view or self.view)
         if view != "raw":
@@ -155,32 +193,36 @@ class ConbaModel(nn.Module):
 
             codes, _ = apply_views(codes, languages, view)
         from conba.engine import ENGINES, length_sorted_batches, pad_token_id
+        from conba.engine.batching import plan_batches
         from conba.engine.chunks import check_max_chunks, chunk_ids, pool_chunks
         from conba.settings import apply_threads
 
         if engine not in ENGINES:
             raise ConfigError(f"unknown engine {engine!r} ({', '.join(ENGINES)})")
+        device = self.device
+        plan = plan_batches(device, batch_size, max_batch_tokens)
         self.eval()
         apply_threads()
         out = torch.zeros(len(codes), self.dim)
         if codes:
             chunks = chunk_ids(self.backbone, codes, check_max_chunks(
-                self.max_chunks if max_chunks is None else max_chunks))  # one tokenizer pass
+                self.max_chunks if max_chunks is None else max_chunks),
+                prompt=self.backbone.prompt(prompt_name, prompt))  # one tokenizer pass
             owner = chunks.owner
             if show_progress_bar is None:
-                show_progress_bar = len(chunks.ids) > 4 * batch_size and sys.stderr.isatty()
+                show_progress_bar = len(chunks.ids) > 4 * plan.batch_size and sys.stderr.isatty()
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(chunks.ids), desc="encode", unit="window", disable=not show_progress_bar)
-            device = self.device
             windows = torch.zeros(len(chunks.ids), self.dim)
-            for batch in length_sorted_batches(chunks.ids, batch_size, pad_token_id(self.backbone.tokenizer),
-                                               max_batch_tokens):
-                lang_ids = self.head.language_ids([languages[owner[i]] for i in batch.index]).to(device)
-                emb = self._embed_batch(batch.input_ids.to(device), batch.attention_mask.to(device), lang_ids,
-                                        engine).float()
-                windows[batch.index] = emb.cpu()
-                bar.update(len(batch.index))
+            with self.backbone.prompt_scope(chunks.prompt_tokens):
+                for batch in length_sorted_batches(chunks.ids, plan.batch_size, pad_token_id(self.backbone.tokenizer),
+                                                   plan.max_tokens, left=self.backbone.left_padding):
+                    lang_ids = self.head.language_ids([languages[owner[i]] for i in batch.index]).to(device)
+                    emb = self._embed_batch(batch.input_ids.to(device), batch.attention_mask.to(device), lang_ids,
+                                            engine).float()
+                    windows[batch.index] = emb.cpu()
+                    bar.update(len(batch.index))
             bar.close()
             out = windows if len(chunks.ids) == len(codes) else pool_chunks(windows, chunks, len(codes))
         if normalize:
@@ -190,6 +232,12 @@ class ConbaModel(nn.Module):
         if convert_to_tensor:
             return out
         return out.numpy() if convert_to_numpy else out
+
+    def encode_query(self, codes: str | Sequence[str], languages: str | Sequence[str] | None = None,
+                     **kwargs: Any) -> np.ndarray | torch.Tensor:
+        """:meth:`encode` for search queries: with the backbone's query prompt when it has one."""
+        kwargs.setdefault("prompt_name", self.backbone.query_prompt_name())
+        return self.encode(codes, languages, **kwargs)
 
     def _embed_batch(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, lang_ids: torch.Tensor,
                      engine: str) -> torch.Tensor:
@@ -210,7 +258,8 @@ class ConbaModel(nn.Module):
         if prune:
             return embed_pruned(self, input_ids, attention_mask, lang_ids)
         if self._own_loop():  # same results as embed_tokens, a little faster (no 4-D mask, no pooler)
-            return self.head(dense_states(self.backbone, input_ids, attention_mask), attention_mask.bool(), lang_ids)
+            states = dense_states(self.backbone, input_ids, attention_mask)
+            return self.head(*self.backbone.read_out(states, attention_mask.bool()), lang_ids)
         return self.embed_tokens(input_ids, attention_mask, lang_ids)
 
     def _own_loop(self) -> bool:
@@ -236,11 +285,18 @@ class ConbaModel(nn.Module):
 
     # ------------------------------------------------------------------ persistence
     def fingerprint(self) -> str:
+        """Identity of the weights: a hash of the configs and float32 state dicts. A model cast to half
+        precision (``model.half()``, ``--dtype float16``) keeps the fingerprint of its float32 weights."""
+        if getattr(self, "_float32_fingerprint", None) is not None and self.dtype != torch.float32:
+            return self._float32_fingerprint
         h = hashlib.sha256()
         h.update(json.dumps(self.backbone.config.to_dict(), sort_keys=True).encode())
         h.update(json.dumps(self.head.config.fingerprint_dict(), sort_keys=True).encode())
         _state_hash(h, self.head.state_dict())
         _state_hash(h, self.backbone.model.state_dict())
+        if self.backbone.readout is not None:  # only then: models without one keep their fingerprints
+            h.update(json.dumps(self.backbone.readout.config.to_dict(), sort_keys=True).encode())
+            _state_hash(h, self.backbone.readout.state_dict())
         return h.hexdigest()[:16]
 
     def embedding_fingerprint(self) -> str:
@@ -266,14 +322,18 @@ class ConbaModel(nn.Module):
         let ``SentenceTransformer(folder)`` load it (full backbone; :mod:`conba.model.st_export`)."""
         from conba.model.persist import save_model
 
+        if self.dtype != torch.float32:  # its fingerprint is the float32 weights' (_apply): they are gone
+            raise ConfigError(f"cannot save a model cast to {self.dtype} for inference: save the float32 model "
+                              "(save(..., dtype='float16') stores half-precision weights)")
         return save_model(self, directory, storage, dtype, sentence_transformers)
 
     @classmethod
-    def load(cls, directory: str | Path) -> ConbaModel:
-        """Load a folder written by :meth:`save` (checks its format version and weight fingerprint)."""
+    def load(cls, directory: str | Path, trust_remote_code: bool = False) -> ConbaModel:
+        """Load a folder written by :meth:`save` (checks its format version and weight fingerprint). A
+        backbone saved with ``trust_remote_code`` needs it again."""
         from conba.model.persist import load_folder
 
-        return load_folder(cls, directory)
+        return load_folder(cls, directory, trust_remote_code)
 
 
 def _canonical_backbone(name: str) -> str:

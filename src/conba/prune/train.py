@@ -213,6 +213,9 @@ def train_scorers(model, pruner: PruneModule, records, store: SaliencyStore, cfg
             groups = torch.tensor([gmap.setdefault(records[i].group, len(gmap)) for i in recs])
             lang_ids = model.head.language_ids([records[i].language for i in recs])
             targets = {p: _targets(sal[p], input_ids.shape[1], mask, cfg.saliency) for p in pruner.config.layers}
+            dev = model.device  # --device: the batch goes where the model is
+            input_ids, mask, lang_ids, groups = (t.to(dev) for t in (input_ids, mask, lang_ids, groups))
+            targets = {p: t.to(dev) for p, t in targets.items()}
             out, logits = train_step(model, pruner, input_ids, mask, lang_ids, groups, targets, cfg, temperature)
             optimizer_step(opt, out["loss"])  # no gradient clipping here, as before the loops were merged
             for k, v in out.items():
@@ -261,8 +264,9 @@ def viewed_records(records: list, rows: list[int], view: str, log: Callable[[str
 
 
 def train_pruner(cfg: PruneTrainConfig, restart: bool = False, log: Callable[[str], None] = print,
-                 progress: bool = False) -> Path:
-    """Run SDTP stages 1 and 2 for ``cfg.model`` and save the pruning model to ``cfg.out``."""
+                 progress: bool = False, device: str = "cpu") -> Path:
+    """Run SDTP stages 1 and 2 for ``cfg.model`` on ``device`` (auto, cpu, cuda[:N], mps; float32) and
+    save the pruning model to ``cfg.out``."""
     from conba.data import load_many
     from conba.model import load_model
 
@@ -273,7 +277,7 @@ def train_pruner(cfg: PruneTrainConfig, restart: bool = False, log: Callable[[st
         shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(cfg.seed)
-    model = load_model(cfg.model, prune=False)
+    model = load_model(cfg.model, prune=False, device=device, dtype="float32")
     model.pruner = None
     model.eval()
     require_own_loop(model.backbone, "SDTP pruning")
@@ -293,12 +297,12 @@ def train_pruner(cfg: PruneTrainConfig, restart: bool = False, log: Callable[[st
     log(f"SDTP for {cfg.model} (fingerprint {pcfg.base_fingerprint}): layers {layers}, keep ratio "
         f"{cfg.keep_ratio}, {sum(len(b) for b in batches)} snippets in {len(batches)} batches")
     store = saliency_pass(model, records, batches, cfg, layers, work / "saliency.safetensors", log, progress)
-    pruner = PruneModule(pcfg)
+    pruner = PruneModule(pcfg).to(model.device)
     history = train_scorers(model, pruner, records, store, cfg, work, log, progress)
     pruner.config.info = {"train": cfg.to_dict(), "history": history,
                           "snippets": sum(len(b) for b in batches)}
     model.pruner = pruner
     model.use_pruning = True
-    model.save(out)
+    model.cpu().save(out)
     log(f"saved {out} (pruning on; load_model('{out}', prune=False) turns it off)")
     return out

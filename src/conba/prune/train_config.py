@@ -10,7 +10,7 @@ from conba.utils.cache import cache_key
 from conba.utils.config_keys import JsonConfig
 
 SALIENCY_MODES = ("abs", "signed", "neg")
-DEFAULT_TRAIN = ["../shared/data/atcoder_train.jsonl", "../shared/data/mbxp_train.jsonl"]
+DEFAULT_TRAIN = ("atcoder_train.jsonl", "mbxp_train.jsonl")  # in $CONBA_DATA, when --data is not given
 # Settings that change the saliency pass (its layers are checked separately: a pass over more layers
 # serves any subset of them); a work folder made with other values is not resumed.
 _SALIENCY_KEYS = ("model", "train", "limit", "groups_per_batch", "per_group", "seed",
@@ -37,7 +37,7 @@ class PruneTrainConfig(JsonConfig):
     config_name: ClassVar[str] = "prune training config"
     model: str = "default"
     out: str = ""
-    train: list[str] = field(default_factory=lambda: list(DEFAULT_TRAIN))
+    train: list[str] = field(default_factory=list)
     layers: list[int] = field(default_factory=list)  # empty = default_layers(depth)
     keep_ratio: float = 0.7
     keep_first: int = 4

@@ -94,13 +94,16 @@ def default_workers(cores: int | None = None) -> int:
 
 def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *, token: str | None = None,
                limits: Limits | None = None, workers: int | None = None, reload_interval: float = 1.0,
-               max_batch: int = 64, engine: str | None = None) -> FastAPI:
+               max_batch: int = 64, engine: str | None = None, device: str | None = None,
+               dtype: str | None = None) -> FastAPI:
     """Build the app. ``model``: a ConbaModel, a name/folder, or None for the one the index was built
     with. Queries (and ``/encode``, ``/compare``) use ``engine``, by default the one the index records
     (torch without an index), so query and index vectors come from the same engine; an index built with
     another engine is refused as one built with another model is (``/health`` says why). ``workers``
-    encoding threads (default: half the physical cores), each using ``cores // workers`` torch threads;
-    requests that arrive together are encoded in one batch of up to ``max_batch``."""
+    encoding threads (default: half the physical cores; one on a GPU), each using ``cores // workers`` torch
+    threads; requests that arrive together are encoded in one batch of up to ``max_batch``. ``device`` /
+    ``dtype`` (:mod:`conba.engine.device`; None: the model as given) place the model once, for good: with
+    ``cuda`` it stays on the GPU between requests."""
     from conba.index.defaults import default_index_dir
 
     folder = Path(default_index_dir(index_dir))
@@ -108,7 +111,6 @@ def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *,
     import torch
 
     cores = max(1, torch.get_num_threads())
-    workers = workers or default_workers(cores)
     the_model, name = resolve_model(folder, model)
     the_model.eval()
     if engine is None:
@@ -117,9 +119,14 @@ def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *,
         from conba.index.identity import check_engine, require_engine
 
         require_engine(the_model, check_engine(engine))  # one line now, not at the first request
+    if device is not None or dtype is not None:
+        from conba.engine.device import place_model
 
-    def encode(codes: list[str], languages: list[str]) -> Any:
-        return the_model.encode(codes, languages=languages, batch_size=32, show_progress_bar=False, engine=engine)
+        place_model(the_model, device or "auto", dtype or "auto", engine)
+    workers = workers or (1 if the_model.device.type != "cpu" else default_workers(cores))
+
+    def encode(codes: list[str], languages: list[str]) -> Any:  # batches planned for the model's device
+        return the_model.encode(codes, languages=languages, show_progress_bar=False, engine=engine)
 
     state = ServeState(model=the_model, model_name=name, fingerprint=the_model.embedding_fingerprint(),
                        holder=IndexHolder(folder, the_model, engine),

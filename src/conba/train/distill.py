@@ -102,7 +102,11 @@ def dev_score(model, dev_sets: list[list]) -> dict[str, float]:
 
 
 class Distiller:
-    def __init__(self, cfg: DistillConfig, log: Callable[[str], None] = print, progress: bool = True):
+    def __init__(self, cfg: DistillConfig, log: Callable[[str], None] = print, progress: bool = True,
+                 device: str = "cpu"):
+        from conba.settings import resolve_device
+
+        self.device = resolve_device(device)  # teacher and student run here, in float32
         self.cfg = cfg.validate()
         self.log = log
         self.progress = progress
@@ -143,7 +147,8 @@ class Distiller:
         snippets = collect_snippets(cfg.data, cfg.source, teacher.view, cfg.limit, cfg.source_limit, cfg.seed)
         self.log(f"{len(snippets)} training snippets ({snippets.from_source} of them functions cut from --source), "
                  f"view {teacher.view}")
-        student = start_student(cfg, teacher, snippets.codes)
+        student = start_student(cfg, teacher, snippets.codes).to(self.device)  # cut (and ranked) on the CPU
+        teacher.to(self.device)
         if cfg.max_length:  # a shorter window: cheaper steps; the teacher's vectors stay those of its own window
             student.backbone.config.max_length = cfg.max_length
         if cfg.layer_terms:  # refused here, before the teacher's vectors are encoded, not at the first step
@@ -185,11 +190,13 @@ class Distiller:
             losses = []
             for idx in batches[state["batch"]:]:
                 enc = student.backbone.tokenize([snippets.codes[i] for i in idx])
+                enc = {k: v.to(self.device) for k, v in enc.items()}
+                target = targets[idx].to(self.device)
                 if cfg.layer_terms:
-                    loss = _layer_step_loss(cfg, student, teacher, enc, targets[idx])
+                    loss = _layer_step_loss(cfg, student, teacher, enc, target)
                 else:
                     s = F.normalize(student.embed_tokens(enc["input_ids"], enc["attention_mask"]), dim=-1)
-                    loss = distill_loss(s, targets[idx], cfg.temperature, cfg.sim_weight)
+                    loss = distill_loss(s, target, cfg.temperature, cfg.sim_weight)
                 for group in opt.param_groups:
                     group["lr"] = scheduled_lr(cfg.lr, state["step"], cfg.warmup_steps, total_steps, cfg.lr_schedule)
                 optimizer_step(opt, loss, params)
@@ -238,7 +245,7 @@ class Distiller:
                         "epoch": entry["epoch"], "dev_map_at_r": entry["dev"]}
         tmp = self.run_dir / "best.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
-        copy.deepcopy(student).save(tmp, dtype="float16")  # a copy: float16 rounds in place
+        copy.deepcopy(student).cpu().save(tmp, dtype="float16")  # a copy: float16 rounds in place
         replace_dir(tmp, self.run_dir / "best")  # a crash at any moment leaves best or best.old
 
 
@@ -249,7 +256,7 @@ def _layer_step_loss(cfg: DistillConfig, student, teacher, enc: dict, targets: t
 
     ids, mask = enc["input_ids"], enc["attention_mask"]
     trace = layer_trace(student.backbone, ids, mask)
-    s = F.normalize(student.head(trace.outputs[-1], mask.bool(), None), dim=-1)
+    s = F.normalize(student.head(*student.backbone.read_out(trace.outputs[-1], mask.bool()), None), dim=-1)
     with torch.no_grad():
         t_trace = layer_trace(teacher.backbone, ids, mask)
     return distill_loss(s, targets, cfg.temperature, cfg.sim_weight) + layer_loss(
@@ -311,6 +318,7 @@ def _fmt(scores: dict) -> str:
     return ", ".join(f"{k} {v:.4f}" for k, v in scores.items()) or "(no dev files)"
 
 
-def distill(cfg: DistillConfig, restart: bool = False, log: Callable[[str], None] = print, progress: bool = True):
+def distill(cfg: DistillConfig, restart: bool = False, log: Callable[[str], None] = print, progress: bool = True,
+            device: str = "cpu"):
     """Train a student (see the module docstring); returns the best student, loaded from ``OUT``."""
-    return Distiller(cfg, log, progress).run(restart)
+    return Distiller(cfg, log, progress, device).run(restart)
