@@ -121,7 +121,8 @@ def test_save_load_bit_exact_and_two_training_steps(folders, name, tiny_data, tm
     assert (saved / "readout").is_dir() == (model.backbone.readout is not None)
     train, _ = tiny_data
     cfg = TrainConfig(train=[str(train)], dev=[], out=str(tmp_path / "trained"), backbone=str(folders[name]),
-                      head="conba" if FAMILIES[name][1] else "linear", tune="full", groups_per_batch=2, per_group=2, epochs=1, steps_per_epoch=2,
+                      head="conba" if FAMILIES[name][1] else "linear", tune="full", groups_per_batch=2, per_group=2,
+                      epochs=1, steps_per_epoch=2,
                       cache_dir=str(tmp_path / "cache"), device="cpu", max_length=64)
     trained = Trainer(cfg, progress=False, log=lambda m: None, plot_history=False).fit()
     assert trained.fingerprint() != model.fingerprint()
@@ -240,3 +241,19 @@ def test_cached_states_of_a_left_padded_decoder_give_its_vectors(folders):
     x, mask = states.batch(list(range(len(CODES))))  # right-padded again
     vectors = torch.nn.functional.normalize(model.head(*bb.read_out(x, mask), None), dim=-1)
     assert np.allclose(vectors.detach().numpy(), model.encode(CODES, view="raw"), atol=2e-3)
+
+
+@pytest.mark.slow
+def test_cli_train_with_pooling_and_remote_code_opt_in(folders, tiny_data, tmp_path):
+    from conba.model import ConbaModel, ModelError
+
+    hf = str(folders["bert-cls"].parent / "bert-cls-hf")
+    out = tmp_path / "m"
+    res = run("train", str(tiny_data[0]), "-o", str(out), "--backbone", hf, "--pooling", "cls", "--trust-remote-code",
+              "--head", "linear", "-P", "2", "-K", "2", "-e", "1", "--steps-per-epoch", "2", "--max-length", "64",
+              "--cache-dir", str(tmp_path / "c"), "--no-progress", "--device", "cpu")
+    assert res.exit_code == 0, res.output
+    with pytest.raises(ModelError, match="saved with --trust-remote-code"):
+        ConbaModel.load(out)
+    model = ConbaModel.load(out, trust_remote_code=True)
+    assert model.backbone.readout.config.pooling == ["cls"] and model.backbone.config.pooling == "cls"

@@ -9,6 +9,7 @@ import click
 from conba.cli.common import friendly_errors
 from conba.cli.options import (
     CACHE_ENV,
+    POOLING_NAMES,
     batch_size_option,
     config_option,
     dev_files_option,
@@ -38,6 +39,12 @@ def _opt(name: str, *decls: str, **kwargs):
 @output_dir_option("Output model folder (training artefacts go to OUT/training/).")
 @_opt("backbone", help="HF encoder name or local folder; 'default' = embedded all-MiniLM-L6-v2.")
 @_opt("max_length", help="Truncation length in tokens.")
+@click.option("--pooling", "pooling", type=click.Choice(POOLING_NAMES), default=None,
+              help="Read-out of the backbone: overrides its own (its sentence-transformers Pooling module, else the "
+                   "last token for decoders, the mean for encoders).")
+@_opt("trust_remote_code", "--trust-remote-code", is_flag=True,
+      help="Let the backbone run code from its folder or hub repository (never the default; recorded in the "
+           "saved model, which then needs it again).")
 @_opt("split_identifiers", help="Split camelCase/snake_case before tokenizing.")
 @_opt("head", choices=HEADS)
 @_opt("head_mode", choices=HEAD_MODES,
@@ -118,6 +125,7 @@ def train(train_files: tuple[Path, ...], dev: tuple[Path, ...], out: Path, resta
     from conba.train.trainer import train as run
 
     opts["view"] = opts.get("view") or "raw"  # no model to take a view from yet
+    opts["pooling"] = opts.get("pooling") or ""  # "": the backbone's own read-out
     opts["keep"] = [str(p) for p in opts.get("keep") or ()]
     cfg = TrainConfig(train=[str(p) for p in train_files], dev=[str(p) for p in dev], out=str(out),
                       use_control=not no_control, use_feedback=not (no_feedback or no_state_path),

@@ -27,6 +27,8 @@ class TrainConfig(JsonConfig):
     backbone: str = "default"
     max_length: int = 256
     split_identifiers: bool = False
+    pooling: str = ""              # "": the backbone's own read-out; else that pooling (conba.encoder.readout)
+    trust_remote_code: bool = False  # let the backbone run code from its folder (recorded with the model)
     head: str = "conba"            # conba | conba-scan | linear | none
     head_mode: str = "pooled"      # conba: pooled | tokens
     state_dim: int = 16
@@ -128,4 +130,7 @@ class TrainConfig(JsonConfig):
         for key in ("epochs", "patience", "out", "checkpoint_every", "batch_size", "cache_dir", "device",
                     "time_budget"):
             d.pop(key)
+        for key in ("pooling", "trust_remote_code"):  # unset: as checkpoints written before they existed
+            if not d[key]:
+                d.pop(key)
         return d

@@ -65,7 +65,8 @@ class Trainer:
             code_mode=config.control_codes if config.control_codes != "none" else "offset",
         )
         bcfg = BackboneConfig(name_or_path=canonical_backbone(config.backbone), max_length=config.max_length,
-                              split_identifiers=config.split_identifiers)
+                              split_identifiers=config.split_identifiers, pooling=config.pooling,
+                              trust_remote_code=config.trust_remote_code).checked()
         self.model = ConbaModel.create(bcfg, head_cfg, view=config.view)
         self.model.info = {"trained_on": [Path(p).name for p in config.train], "train_config": config.to_dict()}
         if config.init:
@@ -83,7 +84,7 @@ class Trainer:
         """Copy the backbone weights of the conba model ``name`` (same architecture) into the new model."""
         from conba.model import load_model
 
-        src = load_model(name, prune=False)
+        src = load_model(name, prune=False, trust_remote_code=self.cfg.trust_remote_code)
         mine, theirs = self.model.backbone, src.backbone
         if (theirs.config.name_or_path, theirs.num_layers) != (mine.config.name_or_path, mine.num_layers):
             raise UsageError(f"--init {name}: its backbone is {theirs.config.name_or_path} with "
@@ -168,7 +169,8 @@ class Trainer:
             records = self._viewed(records, "keep")
         states = self._states(records, "cache keep")
         ref_cfg = BackboneConfig(name_or_path=canonical_backbone(cfg.backbone), max_length=cfg.max_length,
-                                 split_identifiers=cfg.split_identifiers)
+                                 split_identifiers=cfg.split_identifiers, pooling=cfg.pooling,
+                                 trust_remote_code=cfg.trust_remote_code)
         cache = Path(cfg.cache_dir) if cfg.cache_dir else default_cache_dir()
         self.log(f"keep: the untuned similarities of {len(records)} snippets, weight {cfg.keep_weight}")
         targets = reference_vectors(ref_cfg, [r.code for r in records], cache, cfg.batch_size, self.progress)
@@ -311,7 +313,7 @@ class Trainer:
         return self._finish(state, dev_states)
 
     def _finish(self, state: dict, dev_states: TokenStates | None) -> ConbaModel:
-        best = ConbaModel.load(self.run_dir / "best")
+        best = ConbaModel.load(self.run_dir / "best", trust_remote_code=self.cfg.trust_remote_code)
         best.info = {**self.model.info, "best_epoch": state["best_epoch"], "dev_map_at_r": state["best"]}
         self.model = best.to(self.device)
         if self.dev_records:
