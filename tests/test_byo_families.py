@@ -257,3 +257,20 @@ def test_cli_train_with_pooling_and_remote_code_opt_in(folders, tiny_data, tmp_p
         ConbaModel.load(out)
     model = ConbaModel.load(out, trust_remote_code=True)
     assert model.backbone.readout.config.pooling == ["cls"] and model.backbone.config.pooling == "cls"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["qwen2-lasttoken", "st-cls-dense-prompts"])
+def test_a_saved_byo_model_loads_in_sentence_transformers(folders, name, tmp_path):
+    """save(sentence_transformers=True) writes the read-out back as modules (Pooling, Dense, Normalize, prompts)."""
+    from sentence_transformers import SentenceTransformer
+
+    import conba
+
+    model = conba.load_model(folders[name])
+    saved = model.save(tmp_path / "st", sentence_transformers=True)
+    st = SentenceTransformer(str(saved), device="cpu")
+    assert float((st.encode(CODES, normalize_embeddings=True) * model.encode(CODES, view="raw")).sum(1).min()) > 0.9999
+    if FAMILIES[name][2]:
+        query = st.encode(CODES, normalize_embeddings=True, prompt_name="query")
+        assert float((model.encode_query(CODES, view="raw") * query).sum(1).min()) > 0.9999

@@ -25,12 +25,17 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from torch import nn
+
 from conba.model.core import ModelError
 from conba.utils.io import write_json_atomic
 from conba.utils.versions import package_version
 
-POOLING_DIR, DENSE_DIR = "1_Pooling", "2_Dense"
-NORMALIZE_DIRS = ("2_Normalize", "3_Normalize")
+POOLING_DIR = "1_Pooling"
+LEGACY_POOLING = {"pooling_mode_cls_token": "cls", "pooling_mode_mean_tokens": "mean",
+                  "pooling_mode_max_tokens": "max", "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens",
+                  "pooling_mode_weightedmean_tokens": "weightedmean", "pooling_mode_lasttoken": "lasttoken"}
+CLASSIC_KEYS = list(LEGACY_POOLING)[:4]  # every sentence-transformers since 2.x reads these; the others when used
 ST_FILES = ("modules.json", "config_sentence_transformers.json")
 IDENTITY = "torch.nn.modules.linear.Identity"
 
@@ -42,9 +47,12 @@ def unsupported_reason(model: Any) -> str | None:
         return f"its head is '{head.kind}' (only pooled 'none' and 'linear' heads have an equivalent)"
     if head.mode != "pooled":
         return f"its head runs in '{head.mode}' mode (only 'pooled' has an equivalent)"
-    if model.backbone.readout is not None:
-        return (f"its backbone has its own read-out ({model.backbone.readout.config.describe()}); the "
-                "sentence-transformers folder it came from loads as it is")
+    readout = model.backbone.readout
+    if readout is not None:
+        if any(spec.get("residual") for spec in readout.config.dense):
+            return "its backbone's read-out has a Dense layer with a residual connection"
+        if readout.config.truncate_dim and head.kind == "linear":
+            return "its read-out truncates the vector before the linear head (sentence-transformers truncates last)"
     if model.backbone.config.split_identifiers:
         return "it splits identifiers before tokenizing (sentence-transformers would not)"
     if model.pruner is not None and model.use_pruning:
@@ -67,8 +75,20 @@ def remove_files(directory: Path) -> None:
     """Remove the files :func:`write_files` writes (a model re-saved without them)."""
     for name in ST_FILES:
         (directory / name).unlink(missing_ok=True)
-    for name in (POOLING_DIR, DENSE_DIR, *NORMALIZE_DIRS):
-        shutil.rmtree(directory / name, ignore_errors=True)
+    for folder in directory.glob("[0-9]*_*"):
+        if folder.is_dir() and folder.name.split("_", 1)[1] in ("Pooling", "Dense", "Normalize"):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _document_prompt_name(rcfg) -> str | None:
+    """The prompt sentence-transformers should use by default: the one conba encodes documents with."""
+    if rcfg is None:
+        return None
+    if rcfg.default_prompt_name:
+        return rcfg.default_prompt_name
+    from conba.encoder.readout import DOCUMENT_PROMPTS
+
+    return next((n for n in DOCUMENT_PROMPTS if n in rcfg.prompts and rcfg.prompts[n]), None)
 
 
 def _versions() -> dict[str, str]:
@@ -85,29 +105,45 @@ def write_files(model: Any, directory: str | Path, backbone_dir: str = "backbone
     directory = Path(directory)
     remove_files(directory)
     head = model.head.config
-    width = model.backbone.hidden_size
+    readout = model.backbone.readout
+    rcfg = readout.config if readout is not None else None
     write_json_atomic(directory / backbone_dir / "sentence_bert_config.json",
                       {"max_seq_length": model.backbone.max_length, "do_lower_case": False})
-    write_json_atomic(directory / POOLING_DIR / "config.json", {
-        "word_embedding_dimension": width, "pooling_mode_cls_token": head.pooling == "cls",
-        "pooling_mode_mean_tokens": head.pooling == "mean", "pooling_mode_max_tokens": False,
-        "pooling_mode_mean_sqrt_len_tokens": False})
+    modes = rcfg.pooling if rcfg is not None else [head.pooling]
+    pooling = {"word_embedding_dimension": model.backbone.hidden_size,
+               **{key: mode in modes for key, mode in LEGACY_POOLING.items()
+                  if mode in modes or key in CLASSIC_KEYS}}
+    if rcfg is not None and not rcfg.include_prompt:
+        pooling["include_prompt"] = False
+    write_json_atomic(directory / POOLING_DIR / "config.json", pooling)
     modules = [("0", backbone_dir, "Transformer"), ("1", POOLING_DIR, "Pooling")]
+
+    def add(kind: str, linear: nn.Linear | None = None, act: nn.Module | None = None) -> None:
+        path = f"{len(modules)}_{kind}"
+        (directory / path).mkdir(parents=True, exist_ok=True)
+        if linear is not None:
+            name = type(act).__module__ + "." + type(act).__name__ if act is not None else IDENTITY
+            write_json_atomic(directory / path / "config.json", {
+                "in_features": linear.in_features, "out_features": linear.out_features,
+                "bias": linear.bias is not None, "activation_function": name})
+            weights = {"linear.weight": linear.weight.detach().float().cpu().contiguous()}
+            if linear.bias is not None:
+                weights["linear.bias"] = linear.bias.detach().float().cpu().contiguous()
+            save_file(weights, str(directory / path / "model.safetensors"))
+        modules.append((str(len(modules)), path, kind))
+
+    if readout is not None:  # the backbone's own Dense layers and Normalize (conba.encoder.readout)
+        for linear, act in zip(readout.dense, readout._acts):
+            add("Dense", linear, act)
+        if rcfg.normalize and head.kind == "linear":
+            add("Normalize")
     if head.kind == "linear":
-        fc = model.head.fc
-        write_json_atomic(directory / DENSE_DIR / "config.json", {
-            "in_features": fc.in_features, "out_features": fc.out_features, "bias": fc.bias is not None,
-            "activation_function": IDENTITY})
-        weights = {"linear.weight": fc.weight.detach().float().cpu().contiguous()}
-        if fc.bias is not None:
-            weights["linear.bias"] = fc.bias.detach().float().cpu().contiguous()
-        save_file(weights, str(directory / DENSE_DIR / "model.safetensors"))
-        modules.append(("2", DENSE_DIR, "Dense"))
-    normalize = NORMALIZE_DIRS[len(modules) - 2]
-    (directory / normalize).mkdir(parents=True, exist_ok=True)
-    modules.append((str(len(modules)), normalize, "Normalize"))
+        add("Dense", model.head.fc)
+    add("Normalize")
     write_json_atomic(directory / "config_sentence_transformers.json", {
-        "__version__": _versions(), "prompts": {}, "default_prompt_name": None, "similarity_fn_name": "cosine"})
+        "__version__": _versions(), "prompts": dict(rcfg.prompts) if rcfg else {},
+        "default_prompt_name": _document_prompt_name(rcfg), "similarity_fn_name": "cosine",
+        **({"truncate_dim": rcfg.truncate_dim} if rcfg is not None and rcfg.truncate_dim else {})})
     entries = [{"idx": int(i), "name": i, "path": path, "type": f"sentence_transformers.models.{kind}"}
                for i, path, kind in modules]
     write_json_atomic(directory / "modules.json", entries)  # last: a half-written export has none
