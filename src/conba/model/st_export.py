@@ -11,7 +11,9 @@ activation) -> Normalize. ``ConbaModel.save(folder, sentence_transformers=True)`
     2_Dense/config.json + model.safetensors   (linear heads only)
     3_Normalize/
 
-next to conba's own files (``conba_config.json``, ``head/``, ``backbone/``), sharing the backbone's
+A backbone with its own read-out (:mod:`conba.encoder.readout`) writes its pooling modes, Dense layers,
+Normalize, prompts (the document prompt as ``default_prompt_name``) and ``truncate_dim`` the same way.
+The files sit next to conba's own files (``conba_config.json``, ``head/``, ``backbone/``), sharing the backbone's
 weights. The layout is the classic one (``sentence_transformers.models.*`` module names) that every
 sentence-transformers from 2.x to 6.x reads. The backbone must be stored full (a delta over the
 embedded MiniLM is not a Hugging Face folder). Heads with ConbaLayer gates, token-level heads,
