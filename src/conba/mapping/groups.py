@@ -52,11 +52,12 @@ def _matcher(base: str | os.PathLike | None, files: list[str]) -> Any:
     """``where(listed) -> indexed files``: the file the path names relative to ``base`` (the groups file's
     folder; through symlinks too), else those whose path ends with it (not for ``..`` paths)."""
     real = {os.path.realpath(f): f for f in files}
+    known = set(files)
 
     def where(listed: str) -> list[str]:
         if base is not None:
             full = os.path.normpath(os.path.join(os.path.abspath(base), listed))
-            hit = full if full in real.values() else real.get(os.path.realpath(full))
+            hit = full if full in known else real.get(os.path.realpath(full))
             if hit is not None:
                 return [hit]
         if listed.replace("\\", "/").startswith("../") or os.path.isabs(listed):
