@@ -237,3 +237,24 @@ def test_jsonl_readers_refuse_a_fifo_without_blocking(tmp_path):
         list(iter_json_lines(pipe))
     result = CliRunner().invoke(cli, ["encode", str(pipe)])
     assert result.exit_code == 1 and "is a FIFO" in result.output
+
+
+def test_a_run_stopped_while_walking_leaves_the_index_ready(small_index, monkeypatch):
+    """A run killed (here: interrupted) before its first write, e.g. while walking a big tree or blocked on
+    a path, leaves the index as it was: read-only commands keep working."""
+    import conba.index.builder as builder
+    from conba.index import Index
+
+    root, index, _ = small_index
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(builder, "discover", stopped)
+    with Index(index, create=False) as idx:
+        with pytest.raises(KeyboardInterrupt):
+            idx.add([root / "src"])
+        assert idx.store.get_meta("state") == "ready"
+    monkeypatch.undo()
+    result = CliRunner().invoke(cli, ["search", "--code", ALPHA, "-i", str(index)])
+    assert result.exit_code == 0, result.output
