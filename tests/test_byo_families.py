@@ -18,6 +18,8 @@ from click.testing import CliRunner
 from conba.cli.main import cli
 from conba.errors import ConbaError
 
+pytestmark = pytest.mark.slow  # every test here needs the six tiny models (about 5 s of CPU to build)
+
 CODES = ["def add(a, b):\n    return a + b", "int add(int a, int b) { return a + b; }",
          "func gcd(a, b int) int {\n\tfor b != 0 {\n\t\ta, b = b, a%b\n\t}\n\treturn a\n}",
          "fn main() { println!(\"hi\"); }", "x"]
