@@ -39,9 +39,9 @@ def _opt(name: str, *decls: str, **kwargs):
 @output_dir_option("Output model folder (training artefacts go to OUT/training/).")
 @_opt("backbone", help="HF encoder name or local folder; 'default' = embedded all-MiniLM-L6-v2.")
 @_opt("max_length", help="Truncation length in tokens.")
-@click.option("--pooling", "pooling", type=click.Choice(POOLING_NAMES), default=None,
-              help="Read-out of the backbone: overrides its own (its sentence-transformers Pooling module, else the "
-                   "last token for decoders, the mean for encoders).")
+@_opt("pooling", type=click.Choice(["", *POOLING_NAMES]), metavar=f"[{'|'.join(POOLING_NAMES)}]",
+      show_default=False, help="Read-out of the backbone: overrides its own (its sentence-transformers Pooling "
+                               "module, else the last token for decoders, the mean for encoders).")
 @_opt("trust_remote_code", "--trust-remote-code", is_flag=True,
       help="Let the backbone run code from its folder or hub repository (never the default; recorded in the "
            "saved model, which then needs it again).")
@@ -125,7 +125,6 @@ def train(train_files: tuple[Path, ...], dev: tuple[Path, ...], out: Path, resta
     from conba.train.trainer import train as run
 
     opts["view"] = opts.get("view") or "raw"  # no model to take a view from yet
-    opts["pooling"] = opts.get("pooling") or ""  # "": the backbone's own read-out
     opts["keep"] = [str(p) for p in opts.get("keep") or ()]
     cfg = TrainConfig(train=[str(p) for p in train_files], dev=[str(p) for p in dev], out=str(out),
                       use_control=not no_control, use_feedback=not (no_feedback or no_state_path),
