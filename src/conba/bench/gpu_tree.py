@@ -15,6 +15,7 @@ and a given WordPiece tokenizer (``scripts/gpu_bench.sh`` carries MiniLM's token
 from __future__ import annotations
 
 import ast
+import fnmatch
 import json
 import os
 import shutil
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conba.errors import ConfigError
+from conba.source.filters import EXCLUDED_DIRS, GENERATED_MARKER, GENERATED_NAMES
 
 MAX_FILE_BYTES = 500_000  # larger files are skipped (conba index skips files over 1 MB by default)
 MINILM_SHAPE = {"hidden_size": 384, "num_hidden_layers": 6, "num_attention_heads": 12, "intermediate_size": 1536,
@@ -61,14 +63,17 @@ def _functions(text: str) -> list[str]:
 
 
 def python_files(roots: list[Path]) -> Iterator[PyFile]:
-    """Readable ``.py`` files under ``roots`` in sorted order (hidden, test and cache folders skipped)."""
-    for root in roots:
+    """Readable ``.py`` files under ``roots`` in sorted order, without what ``conba index`` skips (hidden,
+    vendored and generated files: :mod:`conba.source.filters`) and without test folders. ``rel`` starts
+    with ``src<k>/`` (k: the root's position), not the root's name: ``site-packages`` is skipped as vendored."""
+    for k, root in enumerate(roots):
         for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__pycache__"))
-                                 and d not in ("tests", "test", "node_modules"))
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in EXCLUDED_DIRS
+                                 and d not in ("tests", "test", "_vendor", "vendored"))
             for name in sorted(filenames):
                 path = Path(dirpath) / name
-                if not name.endswith(".py") or path.is_symlink():
+                if not name.endswith(".py") or path.is_symlink() or any(fnmatch.fnmatch(name, g)
+                                                                        for g in GENERATED_NAMES):
                     continue
                 try:
                     if path.stat().st_size > MAX_FILE_BYTES:
@@ -76,21 +81,24 @@ def python_files(roots: list[Path]) -> Iterator[PyFile]:
                     text = path.read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError):
                     continue
+                if GENERATED_MARKER.search("\n".join(text.splitlines()[:10])):  # as conba index decides
+                    continue
                 funcs = _functions(text)
                 if funcs:
-                    yield PyFile(path, f"{root.name}/{path.relative_to(root)}", funcs)
+                    yield PyFile(path, f"src{k}/{path.relative_to(root)}", funcs)
 
 
 def build_tree(out: Path, functions: int, roots: list[Path] | None = None) -> dict:
     """Copy Python files into ``out`` until they hold at least ``functions`` defs; returns
     ``{"files", "functions", "roots"}``. A tree already there with its ``tree.json`` is reused."""
-    stamp = out / "tree.json"
+    stamp = out.parent / f"{out.name}.json"  # beside the tree, not in it
     roots = roots or default_roots()
     if stamp.is_file():
         info = json.loads(stamp.read_text(encoding="utf-8"))
         if info.get("target") == functions and info.get("roots") == [str(r) for r in roots]:
             return info
     shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
     files = count = 0
     for f in python_files(roots):
         dest = out / f.rel

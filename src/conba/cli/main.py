@@ -67,6 +67,8 @@ def cli() -> None:
       CONBA_INDEX    default index folder (default: ./.conba-index)
       CONBA_TOKEN    bearer token that `conba serve` requires and `conba.Client` sends
       CONBA_THREADS  CPU threads of torch and ONNX Runtime when encoding
+      CONBA_DEVICE   --device of every command that runs a model: auto (CUDA when available), cpu, cuda[:N], mps
+      CONBA_DTYPE    --dtype of inference: auto (float16 on CUDA, else float32), float32, float16, bfloat16
       CONBA_CACHE    feature and embedding cache (default: ~/.cache/conba)
       CONBA_DEBUG    1: show the full traceback of any error (default: expected errors in one line)
     """
