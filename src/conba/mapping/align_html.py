@@ -67,6 +67,6 @@ def align_css() -> str:
     colours = ["#dbeafe", "#dcfce7", "#fef3c7", "#fce7f3", "#e0e7ff", "#ccfbf1"]
     rules = [f".al.ab{i}{{background:{c}}}" for i, c in enumerate(colours[:BAND_COLOURS])]
     rules.append(".al{display:block}")
-    rules += [f".pair:has(.ak{k}:hover) .ak{k}{{outline:1px solid #0969da;background:#fff8c5}}"
+    rules += [f".aligned:has(.ak{k}:hover) .ak{k}{{outline:1px solid #0969da;background:#fff8c5}}"
               for k in range(MAX_BLOCKS + 1)]
     return "".join(rules)

@@ -21,10 +21,11 @@ from conba.clones.trivial import trivial_reason
 from conba.data.records import DataError, normalize_language
 from conba.index.store import db_path, shown_path
 from conba.mapping.align import align_units
-from conba.mapping.assign import MISSING, assign, top_columns
+from conba.mapping.assign import MATCHED, MISSING, assign, top_columns
 from conba.mapping.config import MapConfig
 from conba.mapping.copies import share_copies
 from conba.mapping.files import file_lexical_scores, map_files
+from conba.mapping.names import anchor_scores, name_anchors
 from conba.mapping.records import FunctionMatch, PortMap
 from conba.source.overloads import overload_ids, pool_overloads
 from conba.source.records import Unit
@@ -84,8 +85,17 @@ def map_units(idx: Any, source: Sequence[Unit], target: Sequence[Unit], config: 
     # an overload scores as its set (conba.source.overloads): a forwarding `diff_main(a, b)` maps with the
     # `diff_main(a, b, flag)` that carries the behaviour
     scores = pool_overloads(idx.score_matrix([u.id for u in source], [u.id for u in target]), source_sets)
-    a = assign(scores, threshold, config.margin, config.candidates, siblings=source_sets,
-               relax=config.relax, contrast=config.contrast or None, target_siblings=overload_ids(target))
+    target_sets = overload_ids(target)
+    # ports keep names: a pair that alone shares a name key is raised for the assignment (conba.mapping.names)
+    anchors = name_anchors(source, target, source_sets, target_sets) if config.name_bonus else []
+    raised_scores, raised = anchor_scores(scores, anchors, threshold, config.name_bonus)
+    a = assign(raised_scores, threshold, config.margin, config.candidates, siblings=source_sets,
+               relax=config.relax, contrast=config.contrast or None, target_siblings=target_sets)
+    for i, j in enumerate(a.target):  # report each pair's own score; say when its name carried it
+        if j >= 0:
+            a.score[i] = scores[i, j]
+            if raised[i, j] and a.status[i] == MATCHED and not a.reason[i] and scores[i, j] < threshold:
+                a.reason[i] = "name"  # below the threshold on its own: its name made it
     share_copies(a, source)  # identical source functions: one outcome (conba.mapping.copies)
     functions = []
     for i, unit in enumerate(source):

@@ -11,6 +11,7 @@ DEFAULT_CANDIDATES = 3
 DEFAULT_RELAX = 0.1       # mutual-best pairs are matched down to threshold - relax
 DEFAULT_CONTRAST = 0.05   # an assigned score this far above the mean of the row's next 5 scores, else missing
 DEFAULT_PATH_WEIGHT = 0.5  # the weight of the file names' words in the file-level score
+DEFAULT_NAME_BONUS = 0.2  # a pair alone sharing a name key is raised this much (if at least t - this on its own)
 DEFAULT_NEAREST = 2       # closest targets listed with each missing function, for the reader to check
 ONLY = ("matched", "ambiguous", "missing")
 
@@ -29,7 +30,9 @@ class MapConfig:
     ``path_weight``: the weight of the words of the file names (``bubble_sort.rs`` ~ ``BubbleSort.js``) in the
     file-level score, next to the function scores and the files' lexical similarity (0: contents only).
     ``nearest``: the closest target functions listed with each missing function (0: none). ``align``: align
-    the lines of each matched and ambiguous pair with its counterpart (:mod:`conba.mapping.align`)."""
+    the lines of each matched and ambiguous pair with its counterpart (:mod:`conba.mapping.align`).
+    ``name_bonus``: how much a source and a target function that alone share a name key are raised for the
+    assignment when they score at least ``threshold - name_bonus`` (:mod:`conba.mapping.names`; 0: off)."""
 
     threshold: float | None = None
     margin: float = DEFAULT_MARGIN
@@ -40,13 +43,14 @@ class MapConfig:
     path_weight: float = DEFAULT_PATH_WEIGHT
     nearest: int = DEFAULT_NEAREST
     align: bool = True
+    name_bonus: float = DEFAULT_NAME_BONUS
 
     def __post_init__(self) -> None:
         if self.threshold is not None and not -1.0 <= self.threshold <= 1.0:
             raise ConfigError(f"threshold must be in [-1, 1], got {self.threshold}")
         if not 0.0 <= self.margin <= 2.0:
             raise ConfigError(f"margin must be in [0, 2], got {self.margin}")
-        for name in ("relax", "contrast", "path_weight"):
+        for name in ("relax", "contrast", "path_weight", "name_bonus"):
             if not 0.0 <= getattr(self, name) <= 2.0:
                 raise ConfigError(f"{name} must be in [0, 2], got {getattr(self, name)}")
         if self.nearest < 0:

@@ -3,11 +3,12 @@
 
 **Literal** rule (ports_dev's README): a source function is unported when no target function has its name
 key (last name component, lower case, without ``_`` or punctuation). **Folded** rule: also ported when a
-target function's key equals it once a namespace moves between the name and the receiver or is dropped,
-as ports do (rust-brotli: ``ZopfliCostModelSetFromCommands`` -> ``ZopfliCostModel.set_from_commands``,
-``BrotliStoreMetaBlock`` -> ``store_meta_block``):
+target function's key equals it once a namespace moves between the name and the receiver or is dropped
+(:func:`conba.mapping.names.folded_keys`), as ports do (rust-brotli: ``ZopfliCostModelSetFromCommands`` ->
+``ZopfliCostModel.set_from_commands``, ``BrotliStoreMetaBlock`` -> ``store_meta_block``):
 
-* receiver folding: the key of the receiver type (generics dropped) + the key of the name, on either side;
+* receiver folding: the key of the receiver type (generics dropped) before or after the key of the name, on
+  either side (``InitCommand`` = ``Command.init``);
 * prefix dropping: the name without its first one or two words (``Brotli``, ``BrotliEncoder``), on either
   side, when at least two words (and 8 letters) are left.
 
@@ -25,26 +26,18 @@ from typing import Any
 
 from conba.eval.repo_functions import name_key
 from conba.mapping.assign import MISSING
+from conba.mapping.names import GENERIC, folded_keys, name_parts
 from conba.mapping.records import PortMap
 from conba.source.records import Unit
-from conba.text import split_words
-
-GENERIC = frozenset({"init", "constructor", "tostring", "str", "repr", "equals", "eq", "hashcode", "hash",
-                     "compareto", "new", "default", "drop", "clone", "fmt", "valueof", "dispose"})
-MIN_FOLDED = 8  # letters a prefix-dropped key keeps
 
 
 def ratio(a: int, b: int) -> float | None:
     return round(a / b, 4) if b else None
 
 
-def _parts(qualname: str) -> list[str]:
-    return [p for p in re.split(r"[.:#]", re.sub(r"(?<=\w)<[^<>]*>", "", qualname)) if p]
-
-
 def graded(unit: Unit) -> bool:
     """Whether the name-key truth says anything about ``unit`` (see the module docstring)."""
-    parts = _parts(unit.qualname)
+    parts = name_parts(unit.qualname)
     last = parts[-1] if parts else ""
     if unit.kind != "function" or not last or name_key(last) in GENERIC:
         return False
@@ -53,31 +46,11 @@ def graded(unit: Unit) -> bool:
     return not (unit.language in ("javascript", "typescript") and len(parts) == 1 and last[:1].isupper())
 
 
-def _key(words: list[str]) -> str:
-    return re.sub(r"[\W_]", "", "".join(words)).lower()
-
-
-def folded_keys(qualname: str) -> set[str]:
-    """The keys a function answers to under the folded rule (its literal key included)."""
-    parts = _parts(qualname)
-    if not parts:
-        return set()
-    words = split_words(parts[-1])
-    keys = {_key(words)}
-    if len(parts) >= 2:
-        keys.add(_key(split_words(parts[-2]) + words))
-    for drop in (1, 2):
-        rest = _key(words[drop:])
-        if len(words) - drop >= 2 and len(rest) >= MIN_FOLDED:
-            keys.add(rest)
-    return keys - {""}
-
-
 def unported(port: PortMap, folded: bool = False) -> dict[int, bool]:
     """graded source unit id -> True when no target function of ``port`` shares its name key (``folded``: one
     of its folded keys)."""
     if folded:
-        keys = set().union(*(folded_keys(u.qualname) for u in port.targets)) if port.targets else set()
+        keys: set[str] = set().union(*(folded_keys(u.qualname) for u in port.targets)) if port.targets else set()
         return {f.source.id: not (folded_keys(f.source.qualname) & keys)
                 for f in port.functions if graded(f.source)}
     literal = {name_key(u.qualname) for u in port.targets}
