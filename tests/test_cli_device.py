@@ -91,7 +91,8 @@ def test_index_in_bfloat16_then_search_in_float32(tiny_model, tmp_path, monkeypa
     result = runner.invoke(cli, ["index", str(_tree(tmp_path)), "-i", idx, "-m", tiny_model, "--device", "cpu",
                                  "--json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output.strip().splitlines()[-1])["units_encoded"] >= 8
+    report = json.loads(result.output.strip().splitlines()[-1])
+    assert report["units_encoded"] >= 8 and (report["device"], report["dtype"]) == ("cpu", "bfloat16")
     monkeypatch.delenv(DTYPE_ENV)
     query = ["search", "--code", "def add(a, b):\n    return a + b\n", "--query-language", "python", "-i", idx,
              "-k", "3"]

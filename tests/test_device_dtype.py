@@ -145,3 +145,23 @@ def test_shipped_model_in_half_precision_within_tolerance(dtype):
     if dtype == "float16":
         np.testing.assert_allclose(got[:, ::48], GOLDEN["default"]["dims"], atol=1e-3)
         np.testing.assert_allclose(got @ got.T, GOLDEN["default"]["cosine"], atol=1e-3)
+
+
+def test_a_model_saved_in_half_precision_has_one_fingerprint_in_every_dtype(tiny_backbone, tmp_path):
+    """A backbone stored in bfloat16 (as many hub embedding models are) runs in float32 on a CPU and in
+    float16 on a GPU; both give the fingerprint of the weights as loaded, so their indexes mix."""
+    import shutil
+
+    from transformers import AutoModel
+
+    folder = tmp_path / "bf16"
+    shutil.copytree(tiny_backbone, folder)
+    AutoModel.from_pretrained(str(tiny_backbone)).to(torch.bfloat16).save_pretrained(folder)
+    loaded = ConbaModel.create(str(folder), max_length=64)
+    assert loaded.dtype == torch.bfloat16  # loaded as stored
+    as_loaded = loaded.fingerprint()
+    for dtype in ("float32", "float16", "bfloat16"):
+        model = place_model(ConbaModel.create(str(folder), max_length=64), "cpu", dtype)
+        assert model.dtype == getattr(torch, dtype)
+        assert model.fingerprint() == as_loaded, dtype
+        assert model.encode(CODES, LANGS).shape == (3, model.dim)

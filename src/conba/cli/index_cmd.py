@@ -108,15 +108,18 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
             place_index_model(idx, device, dtype)
         report = idx.add(list(paths), max_file_size=size, batch_size=batch_size, show_progress=show_progress(progress),
                          encoder=encoder)
+        where = {} if encoder is not None or report.engine != "torch" else \
+            {"device": str(idx.model.device), "dtype": str(idx.model.dtype).removeprefix("torch.")}
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
     if fmt == "json":
-        click.echo(json.dumps(report.to_dict()))
+        click.echo(json.dumps({**report.to_dict(), **where}))
         return
     click.echo(f"Indexed {report.units_total} functions from {report.files_seen} files in "
                f"{report.seconds:.1f} s: {report.files_changed} files changed, {report.units_encoded} "
                f"functions encoded, {report.units_reused} reused, {report.files_removed} files removed "
-               f"-> {folder}" + (f" (engine {report.engine})" if report.engine != "torch" else ""))
+               f"-> {folder}" + (f" (engine {report.engine})" if report.engine != "torch" else "")
+               + (f" (on {where['device']}, {where['dtype']})" if where.get("device", "cpu") != "cpu" else ""))
     if report.view != "raw" and report.units_encoded:
         click.echo(f"View {report.view}: {report.view_fallbacks} of {report.units_encoded} encoded functions "
                    "fell back to raw (no grammar or no usable parse)")

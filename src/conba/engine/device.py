@@ -10,7 +10,7 @@
   on CUDA. The ONNX engines run on the CPU in float32 only.
 
 The embedding fingerprint does not depend on either (:meth:`conba.model.ConbaModel.fingerprint`
-keeps the float32 weights' fingerprint across a cast), so an index built on a GPU in float16 is
+keeps the fingerprint of the weights as loaded across a cast), so an index built on a GPU in float16 is
 used on a CPU in float32 and the other way round.
 """
 
@@ -102,12 +102,13 @@ def weights_dtype(model: torch.nn.Module) -> torch.dtype:
 def place_model(model: Any, device: str | torch.device | None = "auto", dtype: str | torch.dtype | None = "auto",
                 engine: str = "torch") -> Any:
     """Move ``model`` (in place, as ``nn.Module.to`` does) to the resolved device and dtype; returns it.
-    Half precision from float32 is a one-way cast: asking a half-precision model for float32 again
-    is an error (reload it), since the rounded weights cannot be restored."""
+    A model loaded in half precision may run in float32 (a lossless cast), but a cast down from
+    the loaded precision is one way: asking for that precision again is an error (load it again),
+    since the rounded weights cannot be restored."""
     where = resolve_placement(device, dtype, engine)
-    current = weights_dtype(model)
-    if current != where.dtype and current != torch.float32:
-        raise ConfigError(f"the model's weights are {dtype_name(current)}; {where.dtype_name} needs the model "
-                          "loaded again (a cast from half precision cannot restore the rounded weights)")
+    current, source = weights_dtype(model), getattr(model, "cast_from", None)
+    if source is not None and where.dtype == source != current:
+        raise ConfigError(f"the model's weights were cast to {dtype_name(current)}; {where.dtype_name} needs the "
+                          "model loaded again (the rounded weights cannot be restored)")
     model.to(device=where.device, dtype=where.dtype)
     return model
