@@ -184,6 +184,7 @@ def test_pooling_override_and_trust_remote_code_recorded(folders, tmp_path):
     trusted = conba.load_model(hf, trust_remote_code=True)
     assert trusted.backbone.config.to_dict()["trust_remote_code"] is True
     assert "trust_remote_code" not in bare.backbone.config.to_dict()  # off: not recorded, fingerprints as before
+    assert trusted.fingerprint() == bare.fingerprint()  # the opt-in changes no vector
     saved = trusted.save(tmp_path / "trusted")
     with pytest.raises(ModelError, match="saved with --trust-remote-code"):
         ConbaModel.load(saved)
@@ -227,6 +228,10 @@ def test_cli_pooling_and_trust_remote_code_flags(folders, tmp_path):
     idx = str(tmp_path / "idx")
     res = run("index", str(src), "--index", idx, "-m", hf, "--pooling", "cls", "--trust-remote-code")
     assert res.exit_code == 0, res.output
+    res = run("search", "--code", code, "--index", idx, "-m", hf, "--pooling", "cls", "-k", "1")
+    assert res.exit_code == 0 and json.loads(res.output)["name"] == "add", res.output
+    res = CliRunner().invoke(cli, ["search", "--code", code, "--index", idx, "-m", hf, "-k", "1"])
+    assert res.exit_code != 0 and "Traceback" not in res.output  # mean pooling: not the index's vectors
     res = CliRunner().invoke(cli, ["encode", "-", "-m", "default", "--pooling", "cls"], input=code)
     assert res.exit_code != 0 and "--pooling applies to a bare" in res.output and "Traceback" not in res.output
 

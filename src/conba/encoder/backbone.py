@@ -75,6 +75,14 @@ class BackboneConfig(JsonConfig):
         return data
 
 
+    def fingerprint_dict(self) -> dict:
+        """:meth:`to_dict` without ``trust_remote_code``: the opt-in changes no vector, so a model loaded
+        with it has the fingerprint of the same weights loaded without it."""
+        data = self.to_dict()
+        data.pop("trust_remote_code", None)
+        return data
+
+
 def is_embedded(name: str) -> bool:
     return str(name) in _EMBEDDED_ALIASES
 
