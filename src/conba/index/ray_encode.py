@@ -104,6 +104,9 @@ class RayEncoder:
     ``HOST:PORT``, ``auto``), or None for ``$RAY_ADDRESS`` / a running local cluster / a new local one.
     After a run, ``actors`` holds the size of the pool and ``worker_pids`` the processes that encoded."""
 
+    device: str = "auto"  # --device: auto / cuda use the cluster's GPUs (torch engine), cpu never
+    dtype: str = "auto"   # --dtype of the actors' models
+
     def __init__(self, address: str | None = None, model_name: str | None = None, cpus_per_actor: int = 1,
                  max_actors: int | None = None, device: str = "auto", dtype: str = "auto"):
         if cpus_per_actor < 1:
