@@ -128,9 +128,16 @@ def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *,
     def encode(codes: list[str], languages: list[str]) -> Any:  # batches planned for the model's device
         return the_model.encode(codes, languages=languages, show_progress_bar=False, engine=engine)
 
+    def encode_query(codes: list[str], languages: list[str]) -> Any:  # search queries: the model's query prompt
+        return the_model.encode_query(codes, languages=languages, show_progress_bar=False, engine=engine)
+
+    backbone = getattr(the_model, "backbone", None)
+    has_query_prompt = backbone is not None and backbone.query_prompt_name() is not None
+
     state = ServeState(model=the_model, model_name=name, fingerprint=the_model.embedding_fingerprint(),
                        holder=IndexHolder(folder, the_model, engine),
-                       batcher=EncodeBatcher(encode, workers, max_batch), limits=limits, token=token or None,
+                       batcher=EncodeBatcher(encode, workers, max_batch, encode_query if has_query_prompt else None),
+                       limits=limits, token=token or None,
                        threads=max(1, cores // workers), reload_interval=reload_interval, engine=engine)
 
     @contextlib.asynccontextmanager

@@ -5,7 +5,9 @@ add every request already waiting (up to ``max_batch`` snippets), and run one ``
 all of them in a thread pool of ``workers`` threads. An idle server thus answers a lone request at
 once (no batching window, no added latency), and a busy one batches the requests that arrived
 while its workers were encoding. When a batch's encode call fails, its requests are encoded again
-one at a time, so only the request that caused the failure gets it. Glossary: n snippets, d embedding size.
+one at a time, so only the request that caused the failure gets it. Search queries (``query=True``)
+go through ``encode_query`` when one is given (a model's query prompt), in a call of their own.
+Glossary: n snippets, d embedding size.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class _Job:
     codes: list[str]
     languages: list[str]
     future: asyncio.Future = field(repr=False)
+    query: bool = False  # a search query: encoded with ``encode_query`` (the model's query prompt)
 
 
 @dataclass
@@ -46,10 +49,12 @@ class BatchStats:
 class EncodeBatcher:
     """``await batcher.encode(codes, languages)`` -> float32 (n, d); call :meth:`start` inside the loop."""
 
-    def __init__(self, encode: EncodeFn, workers: int = 1, max_batch: int = 64):
+    def __init__(self, encode: EncodeFn, workers: int = 1, max_batch: int = 64,
+                 encode_query: EncodeFn | None = None):
         if workers < 1 or max_batch < 1:
             raise ConfigError("workers and max_batch must be >= 1")
         self._encode, self.workers, self.max_batch = encode, workers, max_batch
+        self._encode_query = encode_query
         self.stats = BatchStats()
         self._queue: asyncio.Queue[_Job] | None = None
         self._tasks: list[asyncio.Task] = []
@@ -69,11 +74,11 @@ class EncodeBatcher:
             self._pool.shutdown(wait=True)
             self._pool = None
 
-    async def encode(self, codes: Sequence[str], languages: Sequence[str]) -> np.ndarray:
+    async def encode(self, codes: Sequence[str], languages: Sequence[str], query: bool = False) -> np.ndarray:
         if self._queue is None:
             raise RuntimeError("EncodeBatcher.start() was not called")
         future = asyncio.get_running_loop().create_future()
-        await self._queue.put(_Job(list(codes), list(languages), future))
+        await self._queue.put(_Job(list(codes), list(languages), future, query and self._encode_query is not None))
         return await future
 
     def _take_batch(self, first: _Job) -> list[_Job]:
@@ -95,15 +100,19 @@ class EncodeBatcher:
             if first.future.done():
                 continue
             jobs = self._take_batch(first)
-            await self._run(loop, jobs)
+            for query in (False, True):  # documents and queries (their own prompt) in calls of their own
+                part = [j for j in jobs if j.query is query]
+                if part:
+                    await self._run(loop, part)
 
     async def _run(self, loop: asyncio.AbstractEventLoop, jobs: list[_Job]) -> None:
         """Encode ``jobs`` in one call; when that fails and there are several, encode each alone, so
         one bad request fails only itself and not the requests that happened to share its batch."""
         codes = [c for j in jobs for c in j.codes]
         languages = [lang for j in jobs for lang in j.languages]
+        encode = self._encode_query if jobs[0].query and self._encode_query is not None else self._encode
         try:
-            vectors = await loop.run_in_executor(self._pool, self._encode, codes, languages)
+            vectors = await loop.run_in_executor(self._pool, encode, codes, languages)
         except Exception as exc:
             if len(jobs) > 1:
                 self.stats.retried += len(jobs)

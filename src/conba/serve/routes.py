@@ -112,7 +112,7 @@ def router(state: ServeState) -> APIRouter:
         limits.check_k(req.k)
         language = check_language(req.language, "language")
         qlang = check_language(req.query_language, "query_language")
-        query = await state.batcher.encode([req.code], [qlang or ""])
+        query = await state.batcher.encode([req.code], [qlang or ""], query=True)  # the model's query prompt
         hits, generation = await holder.with_snapshot(_search, query, req.k, language, req.code)
         out = [{"rank": r, "score": round(h.score, 4), **_unit_dict(h.unit, req.include_code)}
                for r, h in enumerate(hits, 1)]
