@@ -69,7 +69,7 @@ class ConbaModel(nn.Module):
             raise ConfigError(f"head {head.config.kind}/{head.config.mode} reads every token state, but the backbone "
                               f"has its own read-out ({backbone.readout.config.describe()}); use a pooled head "
                               "(none, linear, or conba with --head-mode pooled)")
-        self._float32_fingerprint: str | None = None  # kept across a cast to half precision (_apply)
+        self._source_fingerprint: tuple[torch.dtype, str] | None = None  # kept across casts (_apply)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -105,12 +105,21 @@ class ConbaModel(nn.Module):
         return weights_dtype(self)
 
     def _apply(self, fn: Any, recurse: bool = True) -> Any:
-        """``nn.Module.to`` / ``half`` / ``cuda`` go through here: a cast of float32 weights to another
-        precision first records their fingerprint, so :meth:`fingerprint` (and an index's check of it)
-        does not depend on the precision the model runs in."""
-        if self.dtype == torch.float32 and fn(torch.zeros(1)).dtype != torch.float32:
-            self._float32_fingerprint = self.fingerprint()
+        """``nn.Module.to`` / ``half`` / ``cuda`` go through here: the first cast to another precision
+        records the fingerprint of the weights as loaded (their dtype and hash), so :meth:`fingerprint`
+        (and an index's check of it) does not depend on the precision the model runs in."""
+        current = self.dtype
+        if fn(torch.zeros(1, dtype=current)).dtype != current:
+            source = self.cast_from
+            if source is None or source == current:  # first cast, or back at the source dtype (maybe trained)
+                self._source_fingerprint = (current, self.fingerprint())
         return super()._apply(fn, recurse)
+
+    @property
+    def cast_from(self) -> torch.dtype | None:
+        """The dtype the weights had before the model was first cast (None: never cast)."""
+        source = getattr(self, "_source_fingerprint", None)
+        return None if source is None else source[0]
 
     # ------------------------------------------------------------------ encoding
     def embed_tokens(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
@@ -285,12 +294,13 @@ class ConbaModel(nn.Module):
 
     # ------------------------------------------------------------------ persistence
     def fingerprint(self) -> str:
-        """Identity of the weights: a hash of the configs and float32 state dicts. A model cast to half
-        precision (``model.half()``, ``--dtype float16``) keeps the fingerprint of its float32 weights."""
-        if getattr(self, "_float32_fingerprint", None) is not None and self.dtype != torch.float32:
-            return self._float32_fingerprint
+        """Identity of the weights: a hash of the configs and state dicts. A model cast to another precision
+        (``model.half()``, ``--dtype float16``) keeps the fingerprint of its weights as loaded."""
+        source = getattr(self, "_source_fingerprint", None)
+        if source is not None and self.dtype != source[0]:
+            return source[1]
         h = hashlib.sha256()
-        h.update(json.dumps(self.backbone.config.to_dict(), sort_keys=True).encode())
+        h.update(json.dumps(self.backbone.config.fingerprint_dict(), sort_keys=True).encode())
         h.update(json.dumps(self.head.config.fingerprint_dict(), sort_keys=True).encode())
         _state_hash(h, self.head.state_dict())
         _state_hash(h, self.backbone.model.state_dict())
@@ -322,7 +332,7 @@ class ConbaModel(nn.Module):
         let ``SentenceTransformer(folder)`` load it (full backbone; :mod:`conba.model.st_export`)."""
         from conba.model.persist import save_model
 
-        if self.dtype != torch.float32:  # its fingerprint is the float32 weights' (_apply): they are gone
+        if self.cast_from not in (None, self.dtype):  # its fingerprint is the weights' as loaded: they are gone
             raise ConfigError(f"cannot save a model cast to {self.dtype} for inference: save the float32 model "
                               "(save(..., dtype='float16') stores half-precision weights)")
         return save_model(self, directory, storage, dtype, sentence_transformers)
