@@ -76,3 +76,31 @@ def test_sides_and_pooling():
     assert p["mean"] == {"precision": 0.75, "recall": 0.75, "missing_precision": 1.0, "missing_recall": 0.5,
                          "folded_missing_precision": 1.0, "folded_missing_recall": 0.5}
     assert p["pooled_missing_precision"] == 1.0 and p["pooled_missing_recall"] == 0.5
+
+
+def test_map_groups_prints_missing_precision_and_recall(tiny_model, tmp_path):
+    """`conba map -g`: the evaluation line has the missing list's precision / recall by name keys."""
+    import json
+
+    from click.testing import CliRunner
+
+    from conba.cli.main import cli
+
+    src, tgt = tmp_path / "src", tmp_path / "tgt"
+    src.mkdir()
+    tgt.mkdir()
+    alpha = "def alpha_sum(xs):\n    total = 0\n    for x in xs:\n        total += x * x\n    return total\n"
+    gamma = ("def gamma_fib(n):\n    if n < 2:\n        return n\n    a, b = 0, 1\n    while n > 0:\n"
+             "        a, b = b, a + b\n        n -= 1\n    return a\n")
+    (src / "a.py").write_text(alpha + "\n\n" + gamma)
+    (tgt / "x.py").write_text(alpha)
+    groups = tmp_path / "groups.jsonl"
+    member = {"language": "python", "file": "src/a.py", "name": "alpha_sum", "line": 1}
+    groups.write_text(json.dumps({"group": "p/alphasum", "members": [member, {**member, "file": "tgt/x.py"}]}))
+    out = CliRunner().invoke(cli, ["map", str(src), str(tgt), "-i", str(tmp_path / "idx"), "-m", tiny_model,
+                                   "-t", "0.999", "-g", str(groups)])
+    assert out.exit_code == 0, out.output
+    functions = json.loads(out.stdout.splitlines()[-1])["functions"]
+    # gamma_fib is unported (no target has its name) and reported missing; alpha_sum is matched
+    assert (functions["unported_by_name"], functions["missing_precision"], functions["missing_recall"]) == (1, 1.0, 1.0)
+    assert functions["folded_missing_recall"] == 1.0 and "missing_precision 1.0" in out.stderr
