@@ -49,7 +49,8 @@ def serve_args(monkeypatch) -> dict[str, Any]:
 
     def app(folder, model, **kwargs):
         seen.update(kwargs, folder=folder, model=model)
-        state = SimpleNamespace(model_name=str(model), batcher=SimpleNamespace(workers=1))
+        state = SimpleNamespace(model_name=str(model), batcher=SimpleNamespace(workers=1),
+                                model=SimpleNamespace(device="cpu"), engine=kwargs.get("engine") or "torch")
         return SimpleNamespace(state=SimpleNamespace(conba=state))
 
     monkeypatch.setattr("conba.serve.app.create_app", app)
@@ -119,7 +120,7 @@ def test_encode_fast_loads_the_student_and_runs_onnx(monkeypatch):
 
             return np.ones((len(codes), 4), dtype="float32")
 
-    def load(model, view):
+    def load(model, view, *placement, **kwargs):  # placement: --device, --dtype, the engine
         seen["model"] = model
         return Model()
 
