@@ -42,7 +42,6 @@ class Family:
     layers_path: str          # dotted path of the nn.ModuleList of layers ("" when unknown)
     embeddings_path: str      # dotted path of the embedding module ("" when unknown)
     depth_key: str            # config name of the layer count
-    position_offset: int      # positions the model reserves before the first token (RoBERTa: 2)
     left_padding: bool
     default_pooling: str
     operations: frozenset[str]
@@ -50,17 +49,18 @@ class Family:
 
 
 BERT = Family("bert", ("bert", "roberta", "xlm-roberta", "camembert"), "encoder.layer", "embeddings",
-              "num_hidden_layers", 0, False, "mean", frozenset({"own-loop", "drop-layers", "ffn"}))
-MODERNBERT = Family("modernbert", ("modernbert",), "layers", "embeddings", "num_hidden_layers", 0, False, "mean",
+              "num_hidden_layers", False, "mean", frozenset({"own-loop", "drop-layers", "ffn"}))
+MODERNBERT = Family("modernbert", ("modernbert",), "layers", "embeddings", "num_hidden_layers", False, "mean",
                     frozenset())
 DECODER = Family("decoder", ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "llama", "mistral", "gemma", "gemma2",
                              "gemma3_text", "phi3", "olmo2", "starcoder2"),
-                 "layers", "embed_tokens", "num_hidden_layers", 0, True, "lasttoken", frozenset())
-T5 = Family("t5", ("t5", "mt5", "umt5"), "encoder.block", "shared", "num_layers", 0, False, "mean", frozenset(),
+                 "layers", "embed_tokens", "num_hidden_layers", True, "lasttoken", frozenset())
+T5 = Family("t5", ("t5", "mt5", "umt5"), "encoder.block", "shared", "num_layers", False, "mean", frozenset(),
             loaders=(("t5", "T5EncoderModel"), ("mt5", "MT5EncoderModel"), ("umt5", "UMT5EncoderModel")))
-GENERIC = Family("generic", (), "", "", "num_hidden_layers", 0, False, "mean", frozenset())
+GENERIC = Family("generic", (), "", "", "num_hidden_layers", False, "mean", frozenset())
 FAMILIES = (BERT, MODERNBERT, DECODER, T5)
-OFFSETS = {"roberta": 2, "xlm-roberta": 2, "camembert": 2}  # RoBERTa's position ids start after the pad id
+OFFSETS = {"roberta": 2, "xlm-roberta": 2, "camembert": 2}  # per model type (not per family): RoBERTa's position ids
+# start after the pad id, so its table holds 2 positions fewer than max_position_embeddings
 
 
 def model_type(config) -> str:
