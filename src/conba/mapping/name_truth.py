@@ -13,8 +13,9 @@ target function's key equals it once a namespace moves between the name and the 
   side, when at least two words (and 8 letters) are left.
 
 Only **graded** source functions count: left out, as ports_dev's groups leave them out, are constructors
-(``<init>``, ``__init__``, ``constructor``, a capitalised JavaScript constructor function), generic method
-names (``toString``, ``equals``, ``hashCode``, ``__str__``, Rust ``new`` / ``default`` / ``drop`` ...), C/C++
+(``<init>``, ``__init__``, ``constructor``, a JavaScript constructor function: a capitalised name, also
+inside a namespace), generic method names (``toString``, ``equals``, C++
+``operator==``, ``hashCode``, ``__str__``, Rust ``new`` / ``default`` / ``drop`` ...), C/C++
 functions whose name is a macro (all capitals: ``FN(...)`` templates, whose real names exist only after the
 preprocessor), and non-function units (windows).
 """
@@ -39,11 +40,12 @@ def graded(unit: Unit) -> bool:
     """Whether the name-key truth says anything about ``unit`` (see the module docstring)."""
     parts = name_parts(unit.qualname)
     last = parts[-1] if parts else ""
-    if unit.kind != "function" or not last or name_key(last) in GENERIC:
+    if unit.kind != "function" or not last or name_key(last) in GENERIC or last.startswith("operator"):
         return False
     if unit.language in ("c", "cpp") and re.fullmatch(r"[A-Z0-9_]+", last):
         return False
-    return not (unit.language in ("javascript", "typescript") and len(parts) == 1 and last[:1].isupper())
+    # a JavaScript constructor function: a capitalised name (`Parser`, `diff_match_patch.Diff`)
+    return not (unit.language in ("javascript", "typescript") and last[:1].isupper())
 
 
 def unported(port: PortMap, folded: bool = False) -> dict[int, bool]:
