@@ -31,8 +31,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from bench_ivf_data import K, data, exact, realcheck
 
-K = 10
 PER_FILE = 50
 
 
@@ -56,109 +56,6 @@ def save(out: Path, key: str, result: dict) -> None:
                      machine="dev machine, 2 cores SHARED with 6 other workers' jobs (load average 8-15)")
     path.write_text(json.dumps(data, indent=1))
     print(key, json.dumps(result, indent=1), flush=True)
-
-
-# ---------------------------------------------------------------------- data
-class Mixture:
-    """Unit vectors from a Gaussian mixture fitted to real ones ``x`` (m, d): k-means centres, one tied
-    residual covariance, each component's noise scaled by its own residual spread."""
-
-    def __init__(self, x: np.ndarray, components: int, seed: int):
-        import faiss
-
-        km = faiss.Kmeans(x.shape[1], components, niter=20, seed=seed, spherical=False)
-        km.train(x)
-        _, assign = km.index.search(x, 1)
-        assign = assign[:, 0]
-        resid = x - km.centroids[assign]
-        self.centres = km.centroids.astype(np.float32)
-        sizes = np.bincount(assign, minlength=components).astype(np.float64)
-        self.prob = sizes / sizes.sum()
-        spread = np.array([np.mean(np.sum(resid[assign == c] ** 2, 1)) if sizes[c] > 1 else 0.0
-                           for c in range(components)])
-        pooled = float(np.mean(np.sum(resid**2, 1)))
-        self.scale = np.sqrt(np.where(spread > 0, spread, pooled) / pooled).astype(np.float32)
-        w, v = np.linalg.eigh(np.cov(resid.astype(np.float64), rowvar=False))
-        self.factor = (v * np.sqrt(np.clip(w, 0, None))).astype(np.float32)
-        self.dim = x.shape[1]
-
-    alpha = 1.0  # noise multiplier, calibrated by :meth:`calibrate`
-
-    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        c = rng.choice(len(self.centres), size=n, p=self.prob)
-        noise = rng.standard_normal((n, self.dim), dtype=np.float32) @ self.factor.T
-        y = self.centres[c] + self.alpha * self.scale[c, None] * noise
-        return y / np.linalg.norm(y, axis=1, keepdims=True)
-
-
-def calibrate(mix: Mixture, real: np.ndarray) -> list[tuple[float, float]]:
-    """Set ``mix.alpha`` so that as many draws as there are real vectors have the real vectors' median
-    nearest-neighbour cosine (a fitted mixture's noise blurs the clusters; this undoes it). Returns the
-    (alpha, median) tried."""
-    target, m = nn_cos(real), min(len(real), 20_000)
-    tried = []
-    for alpha in (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4):
-        mix.alpha = alpha
-        tried.append((alpha, round(nn_cos(mix.draw(np.random.default_rng(5), m)), 4)))
-    mix.alpha = min(tried, key=lambda t: abs(t[1] - target))[0]
-    return tried
-
-
-def nn_cos(x: np.ndarray, sample: int = 2000) -> float:
-    """Median cosine of a vector to its nearest other vector (first ``sample`` vectors vs all)."""
-    s = x[:sample] @ x.T
-    np.fill_diagonal(s[:, :sample], -1)
-    return float(np.median(s.max(1)))
-
-
-def data(args: argparse.Namespace) -> dict:
-    import faiss
-
-    files = sorted(Path(args.real).glob("chunk-*.npy"))
-    real = np.concatenate([np.load(f) for f in files]).astype(np.float32)
-    real = real[np.unique(real.round(5), axis=0, return_index=True)[1]]  # distinct contents only
-    rng = np.random.default_rng(args.seed)
-    real = real[rng.permutation(len(real))]
-    held, real = real[: args.queries // 2], real[args.queries // 2:]
-    mix = Mixture(real, args.components, args.seed)
-    tried = calibrate(mix, real[:20_000])
-    n = args.n
-    base = np.lib.format.open_memmap(args.out / "base.npy", mode="w+", dtype=np.float32, shape=(n, real.shape[1]))
-    base[: len(real)] = real
-    for s in range(len(real), n, 100_000):
-        e = min(n, s + 100_000)
-        base[s:e] = mix.draw(np.random.default_rng([args.seed, s]), e - s)
-    base.flush()
-    order = np.random.default_rng(args.seed + 1).permutation(n)  # real and synthetic interleaved in the files
-    np.save(args.out / "order.npy", order)
-    src = rng.choice(n, args.queries - len(held), replace=False)
-    noise = rng.standard_normal((len(src), real.shape[1]), dtype=np.float32) @ mix.factor.T
-    noise *= np.sqrt(1 / 0.9**2 - 1) / np.sqrt(np.mean(np.sum(noise**2, 1)))
-    pert = base[np.sort(src)] + noise
-    queries = np.concatenate([held, pert / np.linalg.norm(pert, axis=1, keepdims=True)]).astype(np.float32)
-    np.save(args.out / "queries.npy", queries)
-    truth = exact(base, queries)
-    np.save(args.out / "truth.npy", truth)
-    synth = mix.draw(np.random.default_rng(99), min(len(real), 20_000))
-    faiss.omp_set_num_threads(2)
-    return {"n": n, "real": int(len(real)), "synthetic": int(n - len(real)), "held_out_real_queries": len(held),
-            "perturbed_queries": int(len(src)), "components": args.components,
-            "nn_cos_median_real": round(nn_cos(real[:20_000]), 4), "alpha": mix.alpha, "alpha_tried": tried,
-            "nn_cos_median_synthetic_same_count": round(nn_cos(synth), 4), "real_files": len(files)}
-
-
-def exact(base: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """Exact top-K rows (nq, K) over ``base`` (n, d), chunk by chunk."""
-    import faiss
-
-    heap = faiss.ResultHeap(len(queries), K, keep_max=True)
-    for s in range(0, len(base), 200_000):
-        flat = faiss.IndexFlatIP(base.shape[1])
-        flat.add(np.ascontiguousarray(base[s:s + 200_000]))
-        d, i = flat.search(queries, K)
-        heap.add_result(d, i + s)
-    heap.finalize()
-    return heap.I
 
 
 # ---------------------------------------------------------------------- index folder
@@ -256,16 +153,22 @@ def sweep(searcher, queries: np.ndarray, truth: np.ndarray, args: argparse.Names
             searcher.ivf.nprobe, searcher.rerank = nprobe, rerank
             for q in queries[:5]:
                 vec.search(searcher, q[None], K)
-            times, found = [], []
+            times, cpu, found = [], [], []
             for q in queries:
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.thread_time()
                 _, ids = vec.search(searcher, q[None], K)
+                cpu.append(time.thread_time() - c)
                 times.append(time.perf_counter() - t)
                 found.append(ids[0])
             found = np.array(found)
+            np.save(args.out / f"latency-{args.phase}-{args.tag}-{nprobe}-{rerank}.npy", np.array(times))
+            np.save(args.out / f"cpu-{args.phase}-{args.tag}-{nprobe}-{rerank}.npy", np.array(cpu))
             rec = np.array([len(set(f) & set(t)) / K for f, t in zip(found, truth)])
             row = {"nprobe": nprobe, "rerank": rerank, "p50_ms": round(float(np.percentile(times, 50)) * 1e3, 2),
-                   "p95_ms": round(float(np.percentile(times, 95)) * 1e3, 2), "recall@10": round(float(rec.mean()), 4),
+                   "p95_ms": round(float(np.percentile(times, 95)) * 1e3, 2),
+                   "cpu_p50_ms": round(float(np.percentile(cpu, 50)) * 1e3, 2),
+                   "cpu_p95_ms": round(float(np.percentile(cpu, 95)) * 1e3, 2),
+                   "recall@10": round(float(rec.mean()), 4),
                    "recall_held_out_real": round(float(rec[:half].mean()), 4),
                    "recall_perturbed": round(float(rec[half:].mean()), 4)}
             print(row, flush=True)
@@ -362,7 +265,8 @@ def update(args: argparse.Namespace) -> dict:
             "ann_run": manifest.get("ann_run"), "generation": manifest["ann"]["generation"], "peak_rss_mb": peak_mb()}
 
 
-PHASES = {"data": data, "db": db, "build": build, "query": query, "update": update, "variant": variant}
+PHASES = {"data": data, "db": db, "build": build, "query": query, "update": update, "variant": variant,
+          "realcheck": realcheck}
 
 
 def main() -> None:

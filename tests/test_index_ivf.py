@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from conba.errors import ConfigError
 from conba.index import CorruptIndexError, Index, ann_ivf, ann_update
 from conba.testing import write_tree
 
@@ -45,6 +46,16 @@ def test_ivf_probing_every_list_is_exact_and_probing_few_is_close(tmp_path):
     assert 0.8 < recall <= 1.0
     _, few = searcher.search(q[:2], 5000)  # more than there are: padded with -1
     assert few.shape == (2, 5000) and (few[:, 2000:] == -1).all() and (few[:, :64] >= 0).all()
+
+
+def test_nprobe_override(tmp_path, monkeypatch):
+    ann = _build(tmp_path, _clustered(800), np.arange(800, dtype=np.int64))
+    assert ann_ivf.load(tmp_path, ann, 32).nprobe == ann["nprobe"] == ann_ivf.NPROBE
+    monkeypatch.setenv("CONBA_IVF_NPROBE", "3")
+    assert ann_ivf.load(tmp_path, ann, 32).nprobe == 3
+    monkeypatch.setenv("CONBA_IVF_NPROBE", "lots")
+    with pytest.raises(ConfigError, match="CONBA_IVF_NPROBE=lots: not a positive whole number"):
+        ann_ivf.load(tmp_path, ann, 32)
 
 
 def test_damaged_files_are_one_line_errors(tmp_path):

@@ -20,12 +20,14 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from conba.errors import ConfigError
 from conba.index.errors import CorruptIndexError
 from conba.utils.ann import faiss_module
 from conba.utils.io import atomic_write
@@ -183,8 +185,17 @@ def load_parts(folder: Path, ann: dict, dim: int) -> tuple[Any, np.ndarray, np.n
 
 
 def load(folder: Path, ann: dict, dim: int) -> IVFSearcher:
+    """The searcher of the generation ``ann`` names, with its nprobe (``CONBA_IVF_NPROBE`` overrides it:
+    more lists probed, higher recall, linearly slower)."""
     ivf, rows, ids = load_parts(folder, ann, dim)
-    return IVFSearcher(ivf, rows, ids, nprobe=int(ann.get("nprobe", NPROBE)), rerank=int(ann.get("rerank", RERANK)))
+    nprobe = os.environ.get("CONBA_IVF_NPROBE") or ann.get("nprobe", NPROBE)
+    try:
+        nprobe = int(nprobe)
+        if nprobe < 1:
+            raise ValueError
+    except ValueError:
+        raise ConfigError(f"CONBA_IVF_NPROBE={nprobe}: not a positive whole number") from None
+    return IVFSearcher(ivf, rows, ids, nprobe=nprobe, rerank=int(ann.get("rerank", RERANK)))
 
 
 # ---------------------------------------------------------------------- build
@@ -217,6 +228,7 @@ def build(folder: Path, chunks: Callable[[], Iterator[tuple[np.ndarray, np.ndarr
     rows + training sample, then adding); returns the manifest's ``ann`` entry. Nothing the current
     manifest names is touched: the new rows file is ``rows-{generation}``."""
     say = progress or (lambda _msg: None)
+    t0 = time.perf_counter()
     p = paths(folder, generation, generation)
     p["rows"].parent.mkdir(parents=True, exist_ok=True)
     nlist = nlist or nlist_for(count)
@@ -234,20 +246,24 @@ def build(folder: Path, chunks: Callable[[], Iterator[tuple[np.ndarray, np.ndarr
     if rows != count:
         raise CorruptIndexError(f"{folder}: read {rows} vectors, expected {count}; {_HINT}")
     kill_point("build-rows")
+    t1 = time.perf_counter()
     say(f"training {nlist} lists on {len(pick):,} vectors")
     ivf = train(np.concatenate(sample) if sample else np.zeros((0, dim), np.float32), dim, nlist, codes, seed=seed + 1)
     del sample
+    t2 = time.perf_counter()
     say(f"adding {count:,} vectors")
     mapped = open_rows(p["rows"], rows, dim)
     for s in range(0, rows, ADD_CHUNK):
         block = np.asarray(mapped[s:s + ADD_CHUNK], dtype=np.float32)
         ivf.add_with_ids(block, np.arange(s, s + len(block), dtype=np.int64))
     all_ids = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+    t3 = time.perf_counter()
     return {"structure": f"IVF-{codes} + exact float16 re-rank", "generation": generation, "base": generation,
             "nlist": nlist, "nprobe": NPROBE, "rerank": RERANK, "codes": codes, "kmeans": "spherical",
             "trained_on": int(len(pick)), "built_with": count, "added_since_build": 0,
             "removed_since_build": 0, "rows": rows, "live": int(ivf.ntotal),
             "imbalance_at_build": round(float(ivf.invlists.imbalance_factor()), 4),
+            "build_seconds": {"read_rows": round(t1 - t0, 1), "train": round(t2 - t1, 1), "add": round(t3 - t2, 1)},
             "ivf_sha256": write_ivf(ivf, p["ivf"]), "ids_sha256": write_ids(all_ids, p["ids"])}
 
 
