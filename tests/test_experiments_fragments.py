@@ -97,3 +97,17 @@ def test_repo_index_needs_its_groups(tmp_path):
     res = _run("--train", str(data), "--dev", str(data), "-o", str(tmp_path / "o"),
                "--repo-index", str(tmp_path / "idx"))
     assert res.exit_code != 0 and "one --repo-groups per --repo-index" in res.output
+
+
+@pytest.mark.slow
+def test_dev_offset_holds_out_whole_groups(tmp_path, tiny_model, monkeypatch):
+    monkeypatch.setenv("CONBA_CACHE", str(tmp_path / "cache"))
+    data = _data(tmp_path / "tiny.jsonl")  # 4 groups of 6 snippets, in a seeded group order
+    res = _run("--train", str(data), "--dev", str(data), "-m", tiny_model, "-o", str(tmp_path / "o"),
+               "--rows", "mean", "--dev-offset", "9", "--fragments", "4")
+    assert res.exit_code == 0, res.output
+    out = json.loads((tmp_path / "o" / "fragments.json").read_text())
+    assert out["dev"]["tiny-heldout"]["snippets"] == 12  # the group cut at snippet 9 is left out too
+    res = _run("--train", str(data), "--dev", str(data), "-m", tiny_model, "-o", str(tmp_path / "o2"),
+               "--rows", "mean", "--dev-offset", "20", "--fragments", "4")
+    assert res.exit_code != 0 and "nothing left after --dev-offset 20" in res.output

@@ -27,6 +27,9 @@ _FILE = InputPath(dir_okay=False, path_type=Path)
               help="Training snippets per file at most: the long-first order's prefix (whole groups first).")
 @click.option("--dev-limit", type=click.IntRange(1), default=None,
               help="Dev snippets per file at most: a prefix of a seeded order of whole groups.")
+@click.option("--dev-offset", type=click.IntRange(0), default=0, show_default=True,
+              help="Skip the first N dev snippets of that order and every group they touch: a held-out part "
+                   "beside the one read with --dev-limit N.")
 @click.option("--rows", default=None, help="Comma-separated rows (default: all; conba_research.fragment_fight.ROWS).")
 @click.option("--seeds", default="0,1,2", show_default=True, help="Comma-separated seeds of the trained rows.")
 @click.option("--steps", type=click.IntRange(1), default=300, show_default=True, help="Optimiser steps per run.")
@@ -42,7 +45,8 @@ _FILE = InputPath(dir_okay=False, path_type=Path)
 @_examples("  conba experiment fragments --train ../shared/data/atcoder_train.jsonl --train-limit 6144 \\\n"
            "      --dev ../shared/data/atcoder_dev.jsonl --dev ../shared/data/mbxp_dev.jsonl -o runs/fragments")
 def fragments_cmd(train_files: tuple[Path, ...], dev_files: tuple[Path, ...], out: Path, model: str | None,
-                  fragments: int, train_limit: int | None, dev_limit: int | None, rows: str | None, seeds: str,
+                  fragments: int, train_limit: int | None, dev_limit: int | None, dev_offset: int,
+                  rows: str | None, seeds: str,
                   steps: int,
                   groups_per_batch: int, per_group: int, lr: float, temperature: float,
                   repo_indexes: tuple[Path, ...], repo_groups: tuple[Path, ...]) -> None:
@@ -76,9 +80,17 @@ def fragments_cmd(train_files: tuple[Path, ...], dev_files: tuple[Path, ...], ou
     dev = []
     for path in dev_files:
         recs, vec, w = load_fragment_set(m, path, fragments, limit=dev_limit, log=_log)
-        fs = FragSet(path.stem, recs, vec, w)
+        if dev_offset:
+            seen = {r.group for r in recs[:dev_offset]}
+            keep = np.array([k >= dev_offset and r.group not in seen for k, r in enumerate(recs)], dtype=bool)
+            if not keep.any():
+                raise click.BadParameter(f"{path}: nothing left after --dev-offset {dev_offset}",
+                                         param_hint="--dev-offset")
+            recs, vec, w = [r for r, k in zip(recs, keep) if k], vec[keep], w[keep]
+        fs = FragSet(path.stem + ("-heldout" if dev_offset else ""), recs, vec, w)
         truncated = vec[:, 0].copy()
-        truncated[fs.long] = load_truncated(m, recs, fs.long, path.stem)
+        if fs.long.any():
+            truncated[fs.long] = load_truncated(m, recs, fs.long, path.stem)
         fs.truncated = truncated
         dev.append(fs)
     ts = TrainSettings(steps, groups_per_batch, per_group, lr, temperature)

@@ -12,6 +12,8 @@ from conba_research.report import md_table, write_outputs
 
 
 def _cell(stat: tuple[float, float], seeds: int) -> str:
+    if np.isnan(stat[0]):
+        return "–"  # no query of that kind (a dev set without long snippets)
     return f"{stat[0]:.3f}" if seeds == 1 else f"{stat[0]:.3f} ± {stat[1]:.3f}"
 
 
