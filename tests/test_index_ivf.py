@@ -156,3 +156,30 @@ def test_damaged_generation_is_reported_then_rebuilt(tmp_path, tiny_model):
     assert m["ann_run"]["mode"] == "build" and "corrupted" in m["ann"]["rebuilt_because"]
     assert json.loads((folder / "manifest.json").read_text())["ann"]["generation"] == 2
     assert len(_results(folder, PROBES)[0]) == 8
+
+
+def test_rebuild_vectors_beside_the_old_one_and_cli(tmp_path, tiny_model):
+    from click.testing import CliRunner
+
+    from conba.cli.main import cli
+
+    proj = tmp_path / "proj"
+    _tree(proj, {f: 0 for f in range(6)})
+    folder = tmp_path / "idx"
+    with Index(folder, model=tiny_model, ivf_above=50) as idx:
+        idx.add([proj])
+    before = _results(folder, PROBES)
+    with Index(folder, ivf_above=50) as idx:
+        m = idx.rebuild_vectors()
+    assert m["ann"]["rebuilt_because"] == "asked (rebuild_vectors)" and m["ann"]["generation"] == m["ann"]["base"] == 2
+    assert sorted(p.name for p in (folder / "ann").iterdir()) == ["ids-2.npy", "ivf-2.faiss", "rows-2.f16"]
+    assert _results(folder, PROBES) == before
+    small = tmp_path / "small"
+    with Index(small, model=tiny_model) as idx:
+        idx.add([proj])
+    out = CliRunner().invoke(cli, ["index", "--rebuild-vectors", "--index", str(small)])
+    assert out.exit_code == 0 and "Rebuilt the vector structure (flat) of 72 functions" in out.output
+    bad = CliRunner().invoke(cli, ["index", str(proj), "--rebuild-vectors", "--index", str(small)])
+    assert bad.exit_code == 2 and "--rebuild-vectors takes no PATHS" in bad.output
+    none = CliRunner().invoke(cli, ["index", "--rebuild-vectors", "--index", str(tmp_path / "nothing")])
+    assert none.exit_code != 0 and "no index here" in none.output

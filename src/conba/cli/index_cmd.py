@@ -47,6 +47,10 @@ __all__ = ["index", "index_option", "parse_size", "resolve_index_dir", "resolve_
 @batch_size_option
 @placement_options(help="Where to encode")
 @click.option("--rebuild", is_flag=True, help="Start from an empty index (e.g. to switch models).")
+@click.option("--rebuild-vectors", is_flag=True,
+              help="Rebuild the vector structure from the stored vectors (no PATHS, no encoding): above 200k "
+                   "functions the IVF lists are retrained beside the old ones, which serve until the swap. A run "
+                   "rebuilds them by itself when they have degraded (docs/SCALE.md).")
 @click.option("--wait", is_flag=True,
               help="If another `conba index` is writing the same index, wait for it instead of failing.")
 @click.option("-v", "--verbose", is_flag=True, help="List every skipped file with its reason.")
@@ -59,7 +63,7 @@ __all__ = ["index", "index_option", "parse_size", "resolve_index_dir", "resolve_
 def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view: str | None, engine: str | None,
           max_file_size: str, batch_size: int | None, rebuild: bool, wait: bool, verbose: bool, fmt: str,
           ray_address: str | None, lexical_weight: float | None, progress: bool | None = None,
-          device: str = "auto", dtype: str = "auto") -> None:
+          device: str = "auto", dtype: str = "auto", rebuild_vectors: bool = False) -> None:
     """Index the functions of a codebase for `conba search` and `conba clones`.
 
     Walks PATHS (files or folders), respecting .gitignore and skipping vendored (node_modules,
@@ -80,6 +84,7 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
       conba index . --view code --rebuild    # the model sees functions without comments and imports
       conba index . --engine onnx --index /tmp/fast    # int8 ONNX Runtime: faster on CPU
       conba index . --fast --index /tmp/fast           # = -m default-fast --engine onnx: fastest
+      conba index --rebuild-vectors --index /tmp/fast  # retrain the vector structure, no encoding
       conba index /srv/monorepo --ray                  # encode on Ray (local or $RAY_ADDRESS)
       conba index /srv/monorepo --ray ray://head:10001  # encode on a Ray cluster
       conba index . --device cuda            # on a GPU, float16 (--dtype float32 for full precision)
@@ -88,6 +93,13 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
     from conba.index import Index
     from conba.index.placement import place_index_model
 
+    if rebuild_vectors:
+        if paths or rebuild:
+            raise click.UsageError("--rebuild-vectors takes no PATHS and no --rebuild")
+        with Index(resolve_index_dir(index_dir), create=False, wait=wait) as idx:
+            m = idx.rebuild_vectors()
+        click.echo(f"Rebuilt the vector structure ({m['kind']}) of {m['count']} functions -> {idx.path}")
+        return
     if not paths:
         hint = (f" (--ray took '{ray_address}' as the cluster address: put PATHS before --ray)"
                 if ray_address and os.path.exists(ray_address) else "")

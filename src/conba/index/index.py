@@ -267,10 +267,8 @@ class Index:
         """Drop unused embeddings, then update the vector structure and write the manifest atomically."""
         self._db(self.store.drop_orphan_vectors)
         dim = int(self._db(self.store.get_meta, "dim"))
-        fingerprint = self._db(self.store.get_meta, "fingerprint")
-        previous = vector_file.previous_manifest(self.path / MANIFEST_NAME, fingerprint)
-        index, fields = self._db(vector_file.write, self.path, self.store, dim, previous, hnsw_above=self.hnsw_above,
-                                 ivf_above=self.ivf_above, rebuild=rebuild)
+        index, fields = self._db(vector_file.write, self.path, self.store, dim, hnsw_above=self.hnsw_above,
+                                 ivf_above=self.ivf_above, rebuild=rebuild)  # updates the last manifest's
         lexical = lexical_file.update(self.path / LEXICAL_NAME, *self._db(self.store.unit_hashes), self.store.codes_of)
         manifest = {
             "format": "conba-index", "format_version": FORMAT_VERSION,
@@ -284,6 +282,16 @@ class Index:
         vector_file.remove_unused(self.path, manifest)
         self._faiss = index
         self._lexical = None
+
+    def rebuild_vectors(self) -> dict[str, Any]:
+        """Rebuild the vector structure from the stored vectors (no encoding) beside the old one; the new manifest."""
+        self._lock.acquire(wait=self._wait, on_wait=self._on_wait)
+        try:
+            self.manifest()  # only a completed index
+            self._finalize("asked (rebuild_vectors)")
+        finally:
+            self._lock.release()
+        return self.manifest()
 
     # ------------------------------------------------------------------ reading
     def manifest(self) -> dict[str, Any]:

@@ -22,21 +22,24 @@ from conba.index import vectors as vec
 from conba.index.errors import CorruptIndexError
 from conba.index.store import Store
 
-VECTORS_NAME = "vectors.faiss"
+VECTORS_NAME, MANIFEST_NAME = "vectors.faiss", "manifest.json"
 
 
 def count_vectors(store: Store) -> int:
     return store.db.execute("SELECT count(*) FROM units u JOIN vectors v ON u.hash = v.hash").fetchone()[0]
 
 
-def write(folder: Path, store: Store, dim: int, previous: dict | None, *, hnsw_above: int = vec.HNSW_ABOVE,
+def write(folder: Path, store: Store, dim: int, previous: dict | None = None, *, hnsw_above: int = vec.HNSW_ABOVE,
           ivf_above: int = ann_ivf.IVF_ABOVE, rebuild: str | None = None,
           progress: Callable[[str], None] | None = None) -> tuple[Any, dict]:
     """Write the vector structure for the units of ``store`` that have a vector; returns (searchable
     index, manifest fields: kind, count, vectors, sha256 and for ``ivf`` ann + ann_run). ``previous``:
-    the last good manifest (its IVF generation is updated in place); ``rebuild``: why to rebuild an IVF
+    the last good manifest (default: ``folder/manifest.json`` when it is this database's; its IVF
+    generation is updated in place); ``rebuild``: why to rebuild an IVF
     structure instead (e.g. repaired vectors). Call :func:`remove_unused` once the manifest is written."""
     t0 = time.perf_counter()
+    if previous is None:
+        previous = previous_manifest(folder / MANIFEST_NAME, store.get_meta("fingerprint"))
     n = count_vectors(store)
     prev = previous.get("ann") if previous and previous.get("kind") == "ivf" and previous.get("dim") == dim else None
     if n <= ivf_above and not (prev is not None and n > ivf_above // 2):
