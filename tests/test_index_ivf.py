@@ -183,3 +183,21 @@ def test_rebuild_vectors_beside_the_old_one_and_cli(tmp_path, tiny_model):
     assert bad.exit_code == 2 and "--rebuild-vectors takes no PATHS" in bad.output
     none = CliRunner().invoke(cli, ["index", "--rebuild-vectors", "--index", str(tmp_path / "nothing")])
     assert none.exit_code != 0 and "no index here" in none.output
+
+
+def test_ivf_stays_until_half_the_limit_then_flat(tmp_path, tiny_model):
+    proj = tmp_path / "proj"
+    _tree(proj, {f: 0 for f in range(6)})  # 72 functions
+    folder = tmp_path / "idx"
+    with Index(folder, model=tiny_model, ivf_above=50) as idx:
+        idx.add([proj])
+    _tree(proj, {0: 1})
+    with Index(folder, model=tiny_model, ivf_above=100) as idx:  # 72 <= 100 but > 50: stays ivf, updated
+        idx.add([proj])
+        assert idx.manifest()["kind"] == "ivf" and idx.manifest()["ann_run"]["mode"] == "update"
+    _tree(proj, {0: 2})
+    with Index(folder, model=tiny_model, ivf_above=200) as idx:  # 72 <= 100: exact again, ann/ removed
+        idx.add([proj])
+        assert idx.manifest()["kind"] == "flat" and "ann" not in idx.manifest()
+    assert not (folder / "ann").exists() and (folder / "vectors.faiss").exists()
+    assert len(_results(folder, PROBES)[0]) == 8
