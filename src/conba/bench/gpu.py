@@ -117,7 +117,7 @@ def index_stage(cfg: GpuBenchConfig, model: str, out: Path, log: Callable[[str],
     from conba.engine.device import as_device
 
     roots = [Path(s) for s in cfg.source] or None
-    tree = build_tree(out / "tree", cfg.functions, roots)
+    tree = build_tree(out / "tree", cfg.functions, roots)  # built already (run_gpu_bench): reused
     log(f"tree: {tree['functions']} Python functions in {tree['files']} files")
     result = {"tree": tree, "device_run": index_run(out / "tree", out / "index-device", model, cfg.device,
                                                     cfg.batch_size, log)}
@@ -151,9 +151,8 @@ def run_gpu_bench(cfg: GpuBenchConfig, log: Callable[[str], None] = lambda m: No
                     "device": str(device), "gpu": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
                     "torch": torch.__version__, "model": model, "model_kind": what}
     roots = [Path(s) for s in cfg.source] or None
-    snippets_tree = build_tree(out / "tree-snippets", min(cfg.functions, 4 * cfg.snippets), roots)
-    data = write_snippets(out / "snippets.jsonl", tree_snippets(out / "tree-snippets", cfg.snippets))
-    report["snippet_tree"] = snippets_tree
+    build_tree(out / "tree", cfg.functions, roots)  # the index stage's tree; the snippets come from it
+    data = write_snippets(out / "snippets.jsonl", tree_snippets(out / "tree", cfg.snippets))
     report["speed"] = speed_stage(cfg, model, data, log)
     report["index"] = index_stage(cfg, model, out, log)
     report["total_s"] = round(time.perf_counter() - t0, 1)

@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import sysconfig
+import textwrap
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -53,13 +54,9 @@ def _functions(text: str) -> list[str]:
             tree = ast.parse(text)
         except (SyntaxError, ValueError):
             return []
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            src = ast.get_source_segment(text, node)
-            if src:
-                out.append(src)
-    return out
+    lines = text.splitlines(keepends=True)  # whole lines, dedented (ast.get_source_segment is quadratic)
+    return [textwrap.dedent("".join(lines[node.lineno - 1:node.end_lineno])) for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno]
 
 
 def python_files(roots: list[Path]) -> Iterator[PyFile]:
