@@ -1,6 +1,8 @@
 """``--pooling`` and ``--trust-remote-code``: how a bare Hugging Face or sentence-transformers model given
 as ``-m`` is loaded (``conba.load_model(NAME, pooling=..., trust_remote_code=...)``). Re-exported by
-:mod:`conba.cli.options`."""
+:mod:`conba.cli.options`. Commands whose runs record only a model's name (``bench speed``, ``distill``,
+``prune train``: resumable, or compared against other runs) take them only to refuse them in one line
+(:func:`bare_model_refused`), saying how to give such a model as a folder."""
 
 from __future__ import annotations
 
@@ -36,3 +38,25 @@ def bare_model_settings() -> dict[str, Any]:
     """The ``load_model`` keyword arguments the current command's --pooling / --trust-remote-code give."""
     ctx = click.get_current_context(silent=True)
     return dict(ctx.meta.get(BARE_MODEL_META, {})) if ctx is not None else {}
+
+
+def _refuse(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    if not value:
+        return value
+    name = ctx.params.get("model") or "NAME"
+    what = f"`{ctx.command_path}` records only the model's name, so it takes no {param.opts[0]}"
+    if param.name == "trust_remote_code":
+        raise click.ClickException(f"{what}: it cannot run a model that needs its own code; use such a model with "
+                                   "encode, index, search, clones, map, compare, eval, calibrate, eval-repo or serve")
+    raise click.ClickException(f"{what}: save the bare model with its read-out once (python -c \"import conba; "
+                               f"conba.load_model('{name}', pooling='{value}').save('DIR')\") and pass -m DIR")
+
+
+def bare_model_refused(f: Callable) -> Callable:
+    """``--pooling`` and ``--trust-remote-code`` for a command that cannot honour them: given, they fail in one
+    line that says how to pass such a model (a saved model folder keeps its read-out)."""
+    f = click.option("--trust-remote-code", "trust_remote_code", is_flag=True, expose_value=False,
+                     callback=_refuse, help="Not taken here (models that run their own code are refused).")(f)
+    return click.option("--pooling", "pooling", type=click.Choice(POOLING_NAMES), default=None, expose_value=False,
+                        callback=_refuse, help="Not taken here: save the bare model with its read-out "
+                                               "(conba.load_model(NAME, pooling=...).save(DIR)) and pass -m DIR.")(f)

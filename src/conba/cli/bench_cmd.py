@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from conba.cli.bare_options import bare_model_refused
 from conba.cli.common import friendly_errors, resolve_model_name
 from conba.cli.formats import REPORT, format_option
 from conba.cli.options import (
@@ -56,6 +57,7 @@ def bench() -> None:
                    "131,072 on a GPU; 0: none).")
 @placement_options(help="Where every variant runs (sentence-transformers too, in the same --dtype)")
 @model_option
+@bare_model_refused
 @click.option("--sdtp", default="", metavar="DIR",
               help="Pruned model folder (conba prune train) of the same model; default: the model's own "
                    "pruner, or the shipped 'default-sdtp' one for the default model.")

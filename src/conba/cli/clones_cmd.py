@@ -62,7 +62,7 @@ def clones(index_dir: str | None, model: str | None, cross_language_only: bool, 
 
     folder = resolve_index_dir(index_dir)
     check_output_file(output, folder)
-    with Index(folder, model=index_model(model), create=False, lexical_weight=lexical_weight) as idx:
+    with Index(folder, **index_model(model), create=False, lexical_weight=lexical_weight) as idx:
         place_index_model(idx, device, dtype)
         report = idx.clone_report(threshold, cross_language_only=cross_language_only, min_lines=min_lines,
                                   neighbors=neighbors, keep_trivial=keep_trivial, grouping=grouping)

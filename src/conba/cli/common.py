@@ -38,17 +38,13 @@ def load(name: str | None, view: str | None = None, device: str | None = None, d
     return place(model, device, dtype, engine)
 
 
-def index_model(name: str | None):
-    """What an index command hands ``Index(model=...)``: the model name (None: the index's own), or, with
-    --pooling / --trust-remote-code, the bare model loaded with them."""
+def index_model(name: str | None) -> dict[str, Any]:
+    """What an index command hands ``Index(**...)``: ``model``, the model name (None: the index's own), and
+    ``model_options``, the --pooling / --trust-remote-code of a bare model (recorded with a new index;
+    the index's own model is reloaded with its recorded ones)."""
     from conba.cli.options import resolve_model
 
-    settings = bare_model_settings()
-    if not settings:
-        return resolve_model(name)
-    from conba.model import load_model
-
-    return load_model(resolve_model_name(name), **settings)
+    return {"model": resolve_model(name), "model_options": bare_model_settings()}
 
 
 def place(model, device: str | None, dtype: str | None, engine: str | None = "torch"):

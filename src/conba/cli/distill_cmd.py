@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from conba.cli.bare_options import bare_model_refused
 from conba.cli.common import friendly_errors, resolve_model_name
 from conba.cli.options import (
     AliasOption,
@@ -46,6 +47,7 @@ def _layers(value: str) -> list[int]:
 
 @click.command("distill", context_settings={"help_option_names": ["-h", "--help"]})
 @model_option(help="Teacher: 'default' (shipped), a conba model folder or an HF encoder.")
+@bare_model_refused
 @output_dir_option("Output model folder: the student (the run's teacher vectors, checkpoint and distill.json "
                    "go to OUT/distill/).")
 @click.option("-L", "--layers", default=",".join(map(str, _DEFAULTS.layers)), show_default=True, metavar="LIST",

@@ -12,6 +12,8 @@ import click
 from conba.cli.common import friendly_errors, show_progress
 from conba.cli.formats import REPORT, format_option
 from conba.cli.options import (
+    bare_model_options,
+    bare_model_settings,
     batch_size_option,
     index_option,
     json_out_option,
@@ -43,6 +45,7 @@ def parse_baselines(value: str) -> tuple[str, ...]:
               help="JSONL, one line per group: {\"group\": NAME, \"files\": [PATH, ...]} (paths relative to it).")
 @index_option
 @model_option
+@bare_model_options
 @click.option("--aggregate", type=click.Choice(["max", "mean-best"]), default="max", show_default=True,
               help="File score from function similarities: best pair, or the symmetric mean of best matches.")
 @click.option("--baselines", "baselines", default="tfidf,zero-shot", show_default=True, metavar="LIST",
@@ -94,7 +97,7 @@ def eval_repo(paths: tuple[str, ...], groups_file: Path, index_dir: str | None, 
                            index_dir=resolve_index_dir(index_dir), baselines=chosen, aggregate=aggregate,
                            clones=not no_clones, batch_size=batch_size, progress=bars, log=log,
                            command=shlex.join(["conba", *sys.argv[1:]]), lexical_weight=lexical_weight,
-                           overloads=overloads, device=device, dtype=dtype)
+                           overloads=overloads, device=device, dtype=dtype, model_options=bare_model_settings())
     if json_out:
         write_json_atomic(json_out, result)
         log(f"wrote {json_out}")

@@ -114,7 +114,7 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
     def waiting(pid: str) -> None:
         click.echo(f"{folder}: waiting for another `conba index` (pid {pid}) to finish...", err=True)
 
-    with Index(folder, model=index_model(model), rebuild=rebuild, wait=wait, on_wait=waiting, view=view,
+    with Index(folder, **index_model(model), rebuild=rebuild, wait=wait, on_wait=waiting, view=view,
                engine=engine, lexical_weight=lexical_weight) as idx:
         if encoder is None:  # Ray actors place their own models
             place_index_model(idx, device, dtype)

@@ -138,7 +138,7 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
     t = None if threshold.strip().lower() == "auto" else resolve_threshold(threshold, None)
     config = MapConfig(threshold=t, margin=margin, keep_trivial=keep_trivial, relax=relax, contrast=contrast,
                        path_weight=path_weight, name_bonus=name_bonus, align=not no_align)
-    with Index(folder, model=index_model(model), create=source is not None, lexical_weight=lexical_weight) as idx:
+    with Index(folder, **index_model(model), create=source is not None, lexical_weight=lexical_weight) as idx:
         place_index_model(idx, device, dtype)
         report = None
         if source is not None:

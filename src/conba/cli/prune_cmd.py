@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from conba.cli.bare_options import bare_model_refused
 from conba.cli.common import friendly_errors, resolve_model_name
 from conba.cli.options import (
     FINITE_FLOAT,
@@ -45,6 +46,7 @@ def prune() -> None:
 
 @prune.command("train")
 @model_option(help="Model to prune: 'default', 'zero-shot', a conba model folder or an HF encoder.")
+@bare_model_refused
 @output_dir_option("Output model folder (the model plus its pruning module in OUT/prune/).")
 @_opt("keep_ratio", "-r", "--keep-ratio",
       help="Share of the tokens kept at each pruning layer (compounds over layers).")

@@ -75,7 +75,7 @@ def search(query: str | None, code: str | None, neighbors: int, language: str | 
     snippet, qlang = read_query(query, code, query_language)
     if not snippet.strip():
         raise click.ClickException(f"{query or '--code'}: the query is empty")
-    with Index(resolve_index_dir(index_dir), model=index_model(model), create=False, view=view,
+    with Index(resolve_index_dir(index_dir), **index_model(model), create=False, view=view,
                lexical_weight=lexical_weight) as idx:
         place_index_model(idx, device, dtype)
         hits = idx.search(snippet, k=neighbors, language=language, query_language=qlang)

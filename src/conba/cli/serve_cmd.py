@@ -10,6 +10,8 @@ from conba.cli.common import friendly_errors
 from conba.cli.options import (
     TOKEN_ENV,
     FiniteFloat,
+    bare_model_options,
+    bare_model_settings,
     engine_option,
     fast_option,
     index_option,
@@ -33,6 +35,7 @@ def _is_loopback(host: str) -> bool:
 @click.command("serve")
 @index_option
 @model_option
+@bare_model_options
 @engine_option(default=None, help="Queries are encoded with it; it must be the index's. Default: the index's "
                                   "engine (torch without an index).")
 @fast_option
@@ -89,7 +92,8 @@ def serve(index_dir: str | None, model: str | None, engine: str | None, host: st
     limits = Limits(max_body_bytes=parse_size(max_body), max_snippets=max_snippets, max_chars=max_chars)
     folder = resolve_index_dir(index_dir)
     app = create_app(folder, resolve_model(model), token=token, limits=limits, workers=workers,
-                     reload_interval=reload_interval, engine=engine, device=device, dtype=dtype)
+                     reload_interval=reload_interval, engine=engine, device=device, dtype=dtype,
+                     model_options=bare_model_settings())
     state = app.state.conba
     where = state.model.device if state.engine == "torch" else "cpu"
     click.echo(f"conba serve: http://{host}:{port} (index {folder}, model {state.model_name} on {where}, "

@@ -56,16 +56,17 @@ def baseline_index_dir(index_path: str | os.PathLike, name: str, fingerprint: st
 
 
 def _open_main(paths: Sequence[str | os.PathLike], index_dir: Any, model: Any, batch_size: int | None,
-               progress: bool, log: Callable[[str], None], placement: tuple = (None, None)) -> tuple[Any, dict]:
+               progress: bool, log: Callable[[str], None], placement: tuple = (None, None),
+               model_options: dict | None = None) -> tuple[Any, dict]:
     from conba.index import Index
     from conba.index.placement import place_index_model
 
     if not paths:
-        idx = Index(index_dir, model=model, create=False)
+        idx = Index(index_dir, model=model, create=False, model_options=model_options)
         place_index_model(idx, *placement)
         idx.manifest()  # an interrupted or empty index fails here, with what to do
         return idx, {}
-    idx = Index(index_dir, model=model)
+    idx = Index(index_dir, model=model, model_options=model_options)
     place_index_model(idx, *placement)
     label = idx.model_name or ("default" if model is None else "the given model")
     log(f"indexing {len(paths)} path(s) into {idx.path} with model {label}")
@@ -131,7 +132,7 @@ def evaluate_repo(paths: Sequence[str | os.PathLike], groups_file: str | os.Path
                   clones: bool = True, batch_size: int | None = None, progress: bool = False,
                   log: Callable[[str], None] | None = None, command: str | None = None,
                   lexical_weight: float | None = None, overloads: bool = True,
-                  device: str | None = None, dtype: str | None = None) -> dict:
+                  device: str | None = None, dtype: str | None = None, model_options: dict | None = None) -> dict:
     """Evaluate ``model`` on repositories with a groups file; returns a JSON-ready dict.
 
     ``paths``: folders/files to index into ``index_dir`` (incremental); empty = use the index as it
@@ -148,7 +149,8 @@ def evaluate_repo(paths: Sequence[str | os.PathLike], groups_file: str | os.Path
     ``ports_dev``) is scored function by function (:mod:`conba.eval.repo_functions`), plain and
     name-blind, instead of file by file; ``overloads`` scores the overloads of a function (same file and
     name) as one there (:mod:`conba.source.overloads`). ``device`` / ``dtype`` place the model and the
-    zero-shot baseline (:mod:`conba.engine.device`; None: CPU, float32).
+    zero-shot baseline (:mod:`conba.engine.device`; None: CPU, float32). ``model_options``: load_model's
+    pooling / trust_remote_code for a bare ``model`` given by name (:class:`conba.index.Index`).
     """
     log = log or (lambda _msg: None)
     if aggregate not in AGGREGATES:
@@ -164,7 +166,7 @@ def evaluate_repo(paths: Sequence[str | os.PathLike], groups_file: str | os.Path
     groups = load_function_groups(groups_file) if function_level else load_groups(groups_file)
     timings: dict[str, Any] = {}
 
-    idx, indexing = _open_main(paths, index_dir, model, batch_size, progress, log, (device, dtype))
+    idx, indexing = _open_main(paths, index_dir, model, batch_size, progress, log, (device, dtype), model_options)
     with idx:
         timings["index_s"] = indexing.get("seconds", 0.0)
         main = table_from_index(idx)

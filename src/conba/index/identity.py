@@ -10,6 +10,7 @@ torch vectors: it reads as ``torch``.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from conba.index.store import Store
 
 DEFAULT_ENGINE = "torch"  # a new index's engine, and that of an index made before engines were recorded
 FORMAT_VERSION = 1
+LOAD_OPTIONS = ("pooling", "trust_remote_code")  # load_model options a bare model is recorded with
 
 
 def failure_reason(exc: BaseException) -> str:
@@ -82,8 +84,36 @@ def require_engine(model: Any, engine: str) -> None:
                           f"{head.config.code_mode!r}); index with --engine torch")
 
 
-def check_model(path: Path, store: Store, model: Any, model_name: str | None, engine: str) -> None:
-    """Record the identity of ``model``'s vectors in a new index, or check it against an existing one
+def model_flags(options: dict[str, Any]) -> str:
+    """The command-line flags that give ``load_model`` these ``options`` (" --pooling cls --trust-remote-code")."""
+    flags = f" --pooling {options['pooling']}" if options.get("pooling") else ""
+    return flags + (" --trust-remote-code" if options.get("trust_remote_code") else "")
+
+
+def stored_options(store: Store) -> dict[str, Any]:
+    """The ``load_model`` options (pooling, trust_remote_code) the index's model was loaded with ({}: none)."""
+    try:
+        options = json.loads(store.get_meta("model_options") or "{}")
+    except ValueError:
+        return {}
+    return {k: v for k, v in options.items() if k in LOAD_OPTIONS and v} if isinstance(options, dict) else {}
+
+
+def load_options(path: Path, store: Store, given: dict[str, Any], name: str) -> dict[str, Any]:
+    """The ``load_model`` options to reload the index's own model ``name``: those recorded with it, with
+    ``given`` (this command's --pooling) on top; one that ran remote code needs ``--trust-remote-code``
+    again (:class:`ConfigError` otherwise)."""
+    recorded = stored_options(store)
+    if recorded.get("trust_remote_code") and not given.get("trust_remote_code"):
+        raise ConfigError(f"{path}: index was built with model '{name}', which runs code from its folder; "
+                          "pass --trust-remote-code if you trust it")
+    return {**recorded, **{k: v for k, v in given.items() if v}}
+
+
+def check_model(path: Path, store: Store, model: Any, model_name: str | None, engine: str,
+                options: dict[str, Any] | None = None) -> None:
+    """Record the identity of ``model``'s vectors in a new index (with the ``load_model`` ``options`` of a
+    bare model: pooling, trust_remote_code), or check it against an existing one
     (:class:`ModelMismatchError` naming both models and views, and the fix)."""
     fingerprint = model.embedding_fingerprint()  # a pruned model's vectors differ from the exact ones
     stored = store.get_meta("fingerprint")
@@ -93,16 +123,22 @@ def check_model(path: Path, store: Store, model: Any, model_name: str | None, en
         store.set_meta(fingerprint=fingerprint, model=model_name, dim=str(model.dim),
                        threshold=None if model.threshold is None else str(model.threshold),
                        view=getattr(model, "view", "raw"), clone_threshold=clone_t, engine=engine,
-                       format_version=str(FORMAT_VERSION))
+                       format_version=str(FORMAT_VERSION), model_options=_options_json(options))
     elif stored == fingerprint:
         if clone_t is not None and store.get_meta("clone_threshold") != clone_t:
             store.set_meta(clone_threshold=clone_t)  # the model was calibrated since
     else:
-        built = store.get_meta("model") or "?"
+        built = store.get_meta("model")
         built_view = store.get_meta("view") or "raw"
         using, using_view = model_name or "the given model", getattr(model, "view", "raw")
         view = f" with view {built_view}" if built_view != using_view else ""
+        fix = f"use its model (-m {built}{model_flags(stored_options(store))}){view}, or " if built else ""
         raise ModelMismatchError(
-            f"{path}: index was built with model '{built}', view {built_view} (fingerprint {stored}), "
-            f"not '{using}', view {using_view} ({fingerprint}); use its model (-m {built}){view}, or re-index "
+            f"{path}: index was built with {f'model {built!r}' if built else 'a model given as an object'}, view "
+            f"{built_view} (fingerprint {stored}), not '{using}', view {using_view} ({fingerprint}); {fix}re-index "
             "with `conba index --rebuild`")
+
+
+def _options_json(options: dict[str, Any] | None) -> str | None:
+    kept = {k: v for k, v in (options or {}).items() if k in LOAD_OPTIONS and v}
+    return json.dumps(kept, sort_keys=True) if kept else None

@@ -43,7 +43,8 @@ from conba.index.errors import (
 from conba.index.identity import DEFAULT_ENGINE, FORMAT_VERSION, failure_reason, model_label
 from conba.index.lock import IndexLock
 from conba.index.manifest import read_manifest
-from conba.index.placement import Placement, apply_placement
+from conba.index.model_load import load_index_model
+from conba.index.placement import Placement
 from conba.index.search import filtered_search, fused_search, unit_scores
 from conba.index.store import Store
 from conba.source.filters import DEFAULT_MAX_FILE_SIZE
@@ -63,6 +64,7 @@ class Index:
     ``engine`` (torch, onnx, onnx-fp32; :mod:`conba.engine`) encodes units and queries; it is recorded
     with a new index (default torch), and an index refuses another engine's vectors
     (:class:`EngineMismatchError`); when omitted, the engine the index was built with is used.
+    ``model_options``: load_model's pooling / trust_remote_code for a bare model (:mod:`conba.index.model_load`).
     ``lexical_weight`` (0..1) is the lexical share of the fused score that search, clones and scores use
     (:mod:`conba.lexical`); when omitted, the weight the index records (the model's at indexing time).
 
@@ -75,7 +77,7 @@ class Index:
     def __init__(self, path: str | os.PathLike | None = None, model: Any = None, *, create: bool = True,
                  rebuild: bool = False, hnsw_above: int = vec.HNSW_ABOVE, ivf_above: int = IVF_ABOVE,
                  wait: bool = False, on_wait: Callable[[str], None] | None = None, view: str | None = None,
-                 engine: str | None = None, lexical_weight: float | None = None):
+                 engine: str | None = None, lexical_weight: float | None = None, model_options: dict | None = None):
         from conba.lexical.fusion import check_weight
 
         self._lexical_weight = None if lexical_weight is None else check_weight(lexical_weight)
@@ -104,6 +106,7 @@ class Index:
         if self._model is not None and view is not None:
             self._model.view = view
         self._model_name = model_label(model)
+        self._model_options = dict(model_options or {})  # load_model's pooling / trust_remote_code for a bare model
         self._faiss: Any = None
         try:
             if self._engine is not None:
@@ -171,22 +174,11 @@ class Index:
     @property
     def model(self) -> Any:
         if self._model is None:
-            from conba.model import load_model
-
-            name = self.model_name or "default"
-            model = load_model(name)
-            view = self._view
-            if view is None and self._model_name is None:  # the model the index was built with: its view too
-                view = self._db(self.store.get_meta, "view")
-            if view is not None:
-                model.view = view
-            self._model_name = name  # recorded with a new index, so reports can name it
-            self._check_model(model)
-            self._model = apply_placement(model, self.placement, self.engine)  # after the float32 check
+            self._model = load_index_model(self)
         return self._model
 
     def _check_model(self, model: Any) -> None:
-        self._db(identity.check_model, self.path, self.store, model, self._model_name, self.engine)
+        self._db(identity.check_model, self.path, self.store, model, self._model_name, self.engine, self._model_options)
 
     @property
     def engine(self) -> str:

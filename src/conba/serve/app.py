@@ -64,8 +64,9 @@ def _stored_engine(index_dir: Path) -> str:
         return idx.engine
 
 
-def resolve_model(index_dir: Path, model: Any) -> tuple[Any, str]:
-    """(model, its name): a given ConbaModel, a given name, the index's model, or the shipped default."""
+def resolve_model(index_dir: Path, model: Any, options: dict | None = None) -> tuple[Any, str]:
+    """(model, its name): a given ConbaModel, a given name, the index's model (with the load options it
+    was recorded with), or the shipped default; ``options``: load_model's pooling / trust_remote_code."""
     if model is not None and not isinstance(model, (str, os.PathLike)):
         return model, getattr(model, "name", None) or "(in memory)"
     from conba.model import load_model
@@ -73,10 +74,10 @@ def resolve_model(index_dir: Path, model: Any) -> tuple[Any, str]:
     if model is None and (index_dir / "index.sqlite").exists():
         from conba.index import Index
 
-        with Index(index_dir, create=False) as idx:  # the index's model with the view it was built with
+        with Index(index_dir, create=False, model_options=options) as idx:  # the index's model, view, options
             return idx.model, idx.model_name or "default"
     name = str(model) if model is not None else "default"
-    return load_model(name), name
+    return load_model(name, **(options or {})), name
 
 
 def default_workers(cores: int | None = None) -> int:
@@ -95,7 +96,7 @@ def default_workers(cores: int | None = None) -> int:
 def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *, token: str | None = None,
                limits: Limits | None = None, workers: int | None = None, reload_interval: float = 1.0,
                max_batch: int = 64, engine: str | None = None, device: str | None = None,
-               dtype: str | None = None) -> FastAPI:
+               dtype: str | None = None, model_options: dict | None = None) -> FastAPI:
     """Build the app. ``model``: a ConbaModel, a name/folder, or None for the one the index was built
     with. Queries (and ``/encode``, ``/compare``) use ``engine``, by default the one the index records
     (torch without an index), so query and index vectors come from the same engine; an index built with
@@ -103,7 +104,8 @@ def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *,
     encoding threads (default: half the physical cores; one on a GPU), each using ``cores // workers`` torch
     threads; requests that arrive together are encoded in one batch of up to ``max_batch``. ``device`` /
     ``dtype`` (:mod:`conba.engine.device`; None: the model as given) place the model once, for good: with
-    ``cuda`` it stays on the GPU between requests."""
+    ``cuda`` it stays on the GPU between requests. ``model_options``: ``load_model``'s pooling /
+    trust_remote_code for a bare model (``--pooling``, ``--trust-remote-code``)."""
     from conba.index.defaults import default_index_dir
 
     folder = Path(default_index_dir(index_dir))
@@ -111,7 +113,7 @@ def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *,
     import torch
 
     cores = max(1, torch.get_num_threads())
-    the_model, name = resolve_model(folder, model)
+    the_model, name = resolve_model(folder, model, model_options)
     the_model.eval()
     if engine is None:
         engine = _stored_engine(folder)
