@@ -15,6 +15,7 @@ where a shipped model has no row. Every number in the table is read from a file;
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ class Row:
     source: str  # the JSON file, relative to the results folder
     map_at_r: dict[str, float] = field(default_factory=dict)
     extra: dict[str, float] = field(default_factory=dict)
+    size: str = ""  # what was ranked: snippets, files and functions, grouped functions
 
 
 def _mean_map(block: dict[str, Any] | None) -> float | None:
@@ -63,12 +65,15 @@ def read_row(path: Path, model: str, root: Path) -> Row:
         cls = result["classification"]
         extra = {k: float(cls[k]) for k in ("f1", "roc_auc") if cls.get(k) is not None}
         return Row(model, path.stem, "snippet", str(result.get("embedding_fingerprint") or ""), command, source,
-                   _maps(result["retrieval"]), extra)
+                   _maps(result["retrieval"]), extra, f"{result.get('n_records', '?')} snippets")
     fingerprint = str((result.get("model") or {}).get("fingerprint") or "")
+    counts = result.get("counts") or {}
     if result.get("level") == "function":
         extra = {f"blind_{m}": v for m, v in _maps(result.get("blind") or {}).items()}
-        return Row(model, path.stem, "function", fingerprint, command, source, _maps(result["retrieval"]), extra)
-    return Row(model, path.stem, "file", fingerprint, command, source, _maps(result["retrieval"]))
+        size = f"{counts.get('members_found', '?')} grouped of {counts.get('units', '?')} functions"
+        return Row(model, path.stem, "function", fingerprint, command, source, _maps(result["retrieval"]), extra, size)
+    size = f"{counts.get('files', '?')} files, {counts.get('units', '?')} functions"
+    return Row(model, path.stem, "file", fingerprint, command, source, _maps(result["retrieval"]), {}, size)
 
 
 def load_rows(root: Path) -> list[Row]:
@@ -146,13 +151,15 @@ def render(root: Path) -> str:
              "Every number is read from the JSON named in its row (under docs/results); the command "
              "that wrote it is listed below the table. History and the experiments behind these choices: "
              "[BENCHMARKS.md](BENCHMARKS.md).", "",
-             "| model | fingerprint | data set | level | conba | dense | zero-shot | TF-IDF | name-blind conba "
+             "| model | fingerprint: weights / vectors | data set | level | conba | dense | zero-shot | TF-IDF "
+             "| name-blind conba "
              "| name-blind zero-shot | pair F1 | ROC-AUC |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         weights = prints.get(r.model, {}).get("fingerprint", "?")
         m, e = r.map_at_r, r.extra
-        lines.append(f"| {r.model} | `{weights}` | {r.data} | {r.level} | **{_num(m.get('conba'))}** "
+        lines.append(f"| {r.model} | `{weights}` / `{r.fingerprint}` | {r.data} ({r.size}) | {r.level} "
+                     f"| **{_num(m.get('conba'))}** "
                      f"| {_num(m.get('dense'))} | {_num(m.get('zero-shot'))} | {_num(m.get('tfidf'))} "
                      f"| {_num(e.get('blind_conba'))} | {_num(e.get('blind_zero-shot'))} "
                      f"| {_num(e.get('f1'))} | {_num(e.get('roc_auc'))} |")
@@ -199,15 +206,30 @@ def _relative(value: Any, cwd: str) -> Any:
     return value
 
 
+PLACEHOLDERS = {"-i": "IDX", "--index": "IDX", "-j": "OUT.json", "--json-out": "OUT.json"}
+
+
+def _placeholders(command: str) -> str:
+    """The command with the run's own index folder and JSON file named IDX and OUT.json (any folder does)."""
+    args = shlex.split(command)
+    for k in range(len(args) - 1):
+        if args[k] in PLACEHOLDERS:
+            args[k + 1] = PLACEHOLDERS[args[k]]
+    return shlex.join(args)
+
+
 def add_result(raw: Path, root: Path, model: str | None = None, name: str | None = None) -> Path:
     """Copy a run's JSON to ``root/<model>/<set>.json`` (``root/speed.json`` for ``conba bench speed``):
-    absolute paths relative to the folder the run was made in, the index folder and the cwd dropped.
+    absolute paths relative to the folder the run was made in, the index folder and the cwd dropped, the
+    command's index folder and JSON file shown as IDX and OUT.json.
     ``model`` / ``name`` default to what the JSON says (model name; data file or groups folder)."""
     result = read_json(raw)
     if not isinstance(result, dict):
         raise ConfigError(f"{raw}: not a result JSON object")
     cwd = str(result.pop("cwd", "") or os.getcwd())
     result.pop("index", None)
+    if isinstance(result.get("command"), str):
+        result["command"] = _placeholders(result["command"])
     for key in ("paths", "groups_file", "data"):
         if key in result:
             result[key] = _relative(result[key], cwd)
