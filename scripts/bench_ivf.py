@@ -282,6 +282,7 @@ def main() -> None:
     p.add_argument("--rerank", type=int, nargs="+", default=[32, 64, 128])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--ivf-above", type=int, default=200_000, help="Index(ivf_above=...): smaller for a smoke test")
+    p.add_argument("--nlists", type=int, nargs="*", default=[512, 1024], help="realcheck: list counts besides conba's")
     p.add_argument("--codes", default="PQ96x4fs", help="variant phase: FAISS factory code of the list vectors")
     p.add_argument("--tag", default="query", help="results key of the query phase")
     args = p.parse_args()
