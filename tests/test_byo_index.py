@@ -144,3 +144,23 @@ def test_commands_that_record_only_a_name_refuse_the_bare_flags(bare, command, t
     assert "-m DIR" in line
     line = error_line(run(*command, "-m", str(bare), "--trust-remote-code", ok=False))
     assert "takes no --trust-remote-code" in line and "cannot run a model that needs its own code" in line
+
+
+def test_ray_actors_load_the_model_with_the_recorded_options(bare, tmp_path, monkeypatch):
+    """``index --ray`` ships the model to each actor with the options the index records."""
+    from conba.index.ray_encode import EncodeActor, model_source
+
+    seen: list[dict] = []
+
+    class Stop(Exception):
+        pass
+
+    def spy(name, **options):
+        seen.append(options)
+        raise Stop
+
+    monkeypatch.setattr("conba.model.load_model", spy)
+    for options in ({"pooling": "cls", "trust_remote_code": True}, None):
+        with pytest.raises(Stop):
+            EncodeActor(model_source(str(bare), "f", options), None, 1)
+    assert seen == [{"pooling": "cls", "trust_remote_code": True}, {}]

@@ -54,14 +54,15 @@ class ModelSource:
     name: str
     fingerprint: str                       # the embedding fingerprint every actor must reproduce
     files: dict[str, bytes] | None = None  # relative path -> bytes of a model folder
+    options: dict | None = None            # load_model's pooling / trust_remote_code (the index records them)
 
 
-def model_source(name: str, fingerprint: str) -> ModelSource:
+def model_source(name: str, fingerprint: str, options: dict | None = None) -> ModelSource:
     folder = Path(name)
     if not folder.is_dir():
-        return ModelSource(name, fingerprint)
+        return ModelSource(name, fingerprint, options=options)
     files = {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-    return ModelSource(folder.name, fingerprint, files)
+    return ModelSource(folder.name, fingerprint, files, options)
 
 
 class EncodeActor:
@@ -82,7 +83,7 @@ class EncodeActor:
                 (folder / rel).parent.mkdir(parents=True, exist_ok=True)
                 (folder / rel).write_bytes(data)
             name = str(folder)
-        self.model = load_model(name)
+        self.model = load_model(name, **(source.options or {}))
         require_engine(self.model, engine)
         got = self.model.embedding_fingerprint()
         place_model(self.model, "cuda" if gpu else "cpu", dtype, engine)  # Ray gives the actor its GPU as cuda
@@ -160,7 +161,9 @@ class RayEncoder:
         name = self.model_name or store.get_meta("model")
         if not name:
             raise CodeIndexError("--ray needs a model name or folder (an in-memory model cannot be shipped)")
-        source = model_source(name, model.embedding_fingerprint())
+        from conba.index.identity import stored_options
+
+        source = model_source(name, model.embedding_fingerprint(), stored_options(store))
         if engine != "torch":  # export on the driver first: actors of this node find it in the cache
             model.encode(["x"], show_progress_bar=False, engine=engine)
         ray = self.connect()
