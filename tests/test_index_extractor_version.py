@@ -14,6 +14,7 @@ from conba.source.records import AddReport
 def _scan(store: Store, root: Path) -> AddReport:
     report = AddReport()
     builder.scan(store, [root], report)
+    builder.commit(store)  # the staged changes replace the index's rows (conba.index.staging)
     return report
 
 

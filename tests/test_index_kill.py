@@ -62,7 +62,8 @@ def test_sigkill_mid_run_then_resume(tmp_path, tiny_model):
     assert 4 <= done < N_FUNCS
     assert not (folder / "manifest.json").exists()
     assert (folder / "index.lock").exists()  # left behind, but the kernel dropped the lock with the process
-    assert _count(db_path, "SELECT count(*) FROM units") == N_FUNCS
+    assert _count(db_path, "SELECT count(*) FROM staged_units") == N_FUNCS  # staged until encoded (staging.py)
+    assert _count(db_path, "SELECT count(*) FROM units") == 0
 
     # searching the half-built index says so
     half = CliRunner().invoke(cli, ["search", "--code", "def f(x): pass", "--index", str(folder)])

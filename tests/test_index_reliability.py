@@ -173,6 +173,16 @@ def test_failed_run_tells_what_to_fix(project, tmp_path, tiny_model, monkeypatch
     monkeypatch.setattr(Store, "add_vectors", disk_full)
     failed = CliRunner().invoke(cli, ["index", str(project), "--index", str(folder)])
     assert failed.exit_code == 1 and "No space left on device" in failed.output
+    with Index(folder) as idx:  # failed while encoding: the changes were staged, the index is as it was
+        assert idx.store.get_meta("state") == "ready" and len(idx.search(GOOD, k=1)) == 1
+    monkeypatch.undo()
+
+    def finalize_full(self, *args, **kwargs):  # fails after the staged changes were swapped in
+        raise OSError(errno.ENOSPC, "No space left on device", str(folder / "vectors.faiss"))
+
+    monkeypatch.setattr(Index, "_finalize", finalize_full)
+    failed = CliRunner().invoke(cli, ["index", str(project), "--index", str(folder)])
+    assert failed.exit_code == 1 and "No space left on device" in failed.output
     with Index(folder) as idx, pytest.raises(IncompleteIndexError) as err:
         idx.search(GOOD)
     message = str(err.value)

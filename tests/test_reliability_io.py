@@ -258,3 +258,45 @@ def test_a_run_stopped_while_walking_leaves_the_index_ready(small_index, monkeyp
     monkeypatch.undo()
     result = CliRunner().invoke(cli, ["search", "--code", ALPHA, "-i", str(index)])
     assert result.exit_code == 0, result.output
+
+
+def test_a_run_killed_while_encoding_leaves_the_index_usable(small_index, tmp_path, monkeypatch):
+    """The changed files wait in staging tables until their vectors are there (conba.index.staging): a run
+    stopped while encoding leaves search, clones and map on the last completed run; the next run finishes."""
+    import shutil
+
+    root, index, _ = small_index
+    copy = tmp_path / "idx"
+    shutil.copytree(index, copy)
+    (root / "src" / "b.py").write_text("def beta(s):\n    return s.lower() + s.upper()\n")
+    try:
+        _kill_while_encoding(root, copy, monkeypatch)
+    finally:
+        (root / "src" / "b.py").unlink()
+
+
+def _kill_while_encoding(root: Path, copy: Path, monkeypatch) -> None:
+    from conba.index import Index
+    from conba.index.staging import staged_count
+    from conba.index.store import Store
+
+    real_add = Store.add_vectors
+
+    def killed(self, hashes, vectors):
+        raise KeyboardInterrupt  # as a kill -9 between two committed batches
+
+    monkeypatch.setattr(Store, "add_vectors", killed)
+    with Index(copy, create=False) as idx:
+        with pytest.raises(KeyboardInterrupt):
+            idx.add([root / "src", root / "tgt"])
+        assert idx.store.get_meta("state") == "ready" and staged_count(idx.store) == 1
+    for args in (["search", "--code", ALPHA], ["clones", "-t", "-1"],
+                 ["map", "-i", str(copy), "--source-lang", "python", "--target-lang", "python"]):
+        result = CliRunner().invoke(cli, [*args, "-i", str(copy)] if args[0] != "map" else args)
+        assert "interrupted" not in result.output and "Traceback" not in result.output, result.output
+        assert result.exit_code == 0 or "every source function is also a target" in result.output, result.output
+    monkeypatch.setattr(Store, "add_vectors", real_add)
+    with Index(copy, create=False) as idx:
+        report = idx.add([root / "src", root / "tgt"])
+        assert report.units_encoded == 1 and staged_count(idx.store) == 0
+        assert sorted(u.qualname for u in idx.units()) == ["alpha", "alpha", "beta"]

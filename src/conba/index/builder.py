@@ -2,7 +2,9 @@
 
 Each step commits to SQLite in transactions, so ``kill -9`` at any point loses at most the batch
 in flight; the next run skips unchanged files (size + mtime), encodes only content hashes that
-have no embedding yet, and rebuilds the FAISS file from SQLite.
+have no embedding yet, and rebuilds the FAISS file from SQLite. The changed files' units are staged
+(:mod:`conba.index.staging`) and swapped in by :func:`commit` after encoding, so a killed run leaves the
+index as the last completed run left it.
 
 Environment hooks: ``CONBA_INDEX_COMMIT_EVERY`` (embeddings per transaction, default 256) and
 ``CONBA_INDEX_TEST_DELAY`` (seconds to sleep after each committed batch; for crash tests).
@@ -15,6 +17,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from conba.index import staging
 from conba.index.errors import SourceError
 from conba.index.store import Store, db_path, fs_path, shown_path
 from conba.source.extract import extract_units
@@ -65,9 +68,9 @@ def scan(store: Store, paths: Iterable[str | os.PathLike], report: AddReport,
                 read_source(cand.path, max_file_size)
             except Skip as exc:
                 raise SourceError(index_error_message(exc)) from None
-    # only now is the index marked as being written: a run stopped while walking (or refused for a bad
-    # path) leaves it as it was, usable by read-only commands
-    store.set_meta(state="building")
+    # the changes are staged (conba.index.staging): the index stays as the last run left it, usable by
+    # read-only commands, until commit() swaps them in after encoding
+    staging.clear(store)
     states = store.file_states()
     current = store.get_meta("extractor") == str(EXTRACTOR_VERSION)  # else re-extract unchanged files too
     kept: set[str] = set()
@@ -95,15 +98,19 @@ def scan(store: Store, paths: Iterable[str | os.PathLike], report: AddReport,
         report.files_changed += 1
         changed_units += len(units)
         if len(pending) >= FILES_PER_TRANSACTION:
-            store.replace_files(pending)
+            staging.stage_files(store, pending)
             pending = []
     if pending:
-        store.replace_files(pending)
+        staging.stage_files(store, pending)
     gone = _removed(states, kept, found, report)
-    report.files_removed = store.remove_files(gone) if gone else 0
-    if not current:
-        store.set_meta(extractor=str(EXTRACTOR_VERSION))
+    report.files_removed = staging.stage_removals(store, gone) if gone else 0
     return changed_units
+
+
+def commit(store: Store) -> None:
+    """Swap the staged changes of :func:`scan` into the index and mark it being written (the vector file
+    and manifest are rewritten next); the extractor version is recorded with them."""
+    staging.commit(store, state="building", extractor=str(EXTRACTOR_VERSION))
 
 
 def _removed(states: dict, kept: set[str], found: Discovery, report: AddReport) -> list[str]:

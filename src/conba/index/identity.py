@@ -68,7 +68,7 @@ def check_engine_matches(path: Path, store: Store, engine: str) -> None:
     if built is not None and built != engine:
         raise EngineMismatchError(
             f"{path}: index was built with engine {built}, not {engine} (the vectors of two engines must not "
-            f"mix); pass --engine {built}, or use another index folder, or re-index with `conba index --rebuild`")
+            f"mix); pass --engine {built}, or index into a new folder, or re-index with `conba index --rebuild`")
 
 
 def require_engine(model: Any, engine: str) -> None:

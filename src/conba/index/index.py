@@ -233,13 +233,14 @@ class Index:
     def _add(self, paths: list, model: Any, max_file_size: int, batch_size: int, commit_every: int | None,
              show_progress: bool, encoder: Callable[..., None] | None = None) -> AddReport:
         report = AddReport(engine=self.engine, view=getattr(model, "view", None) or "raw")
-        # scan marks the index "building" once the paths are walked and checked, before its first write
+        # scan stages the changes (conba.index.staging): until commit the index stays readable as it was
         changed = self._db(builder.scan, self.store, paths, report, max_file_size=max_file_size,
                            exclude=[self.path])
         report.vectors_repaired = self._db(self.store.drop_corrupt_vectors)  # re-encoded just below
         self._db(encoder or builder.encode_missing, self.store, model, report, batch_size=batch_size,
                  commit_every=commit_every, show_progress=show_progress, engine=self.engine)
         report.units_reused = max(0, changed - report.units_encoded)
+        self._db(builder.commit, self.store)  # the staged changes replace the index's rows: "building" now
         if self._lexical_weight is not None or self._db(self.store.get_meta, "lexical_weight") is None:
             weight = self._lexical_weight if self._lexical_weight is not None else getattr(model, "lexical_weight", 0.0)
             self._db(self.store.set_meta, lexical_weight=float(weight or 0.0))
@@ -250,7 +251,7 @@ class Index:
     def _record_failure(self, exc: Exception) -> None:
         """Note why a run failed, so readers say what to fix instead of "re-run `conba index`"."""
         try:
-            if self.store.get_meta("state") == "building":
+            if self.store.get_meta("state") != "ready":  # building, or a first run whose changes are staged
                 self.store.set_meta(failure=failure_reason(exc))
         except sqlite3.Error:
             pass  # the database itself is failing (disk full...): readers fall back to "interrupted"

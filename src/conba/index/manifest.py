@@ -12,6 +12,7 @@ from typing import Any
 from conba.index.errors import CodeIndexError, CorruptIndexError, IncompleteIndexError, IndexBusyError
 from conba.index.identity import DEFAULT_ENGINE
 from conba.index.lock import holder
+from conba.index.staging import staged_count
 from conba.index.store import Store
 from conba.utils.io import read_json
 
@@ -21,9 +22,9 @@ __all__ = ["read_manifest"]
 def read_manifest(folder: Path, path: Path, store: Store, lock_held: bool) -> dict[str, Any]:
     """The manifest at ``path`` of the index in ``folder``; ``lock_held``: this process writes the index."""
     state = store.get_meta("state")
-    if state is None:
+    if state is None and not staged_count(store):
         raise CodeIndexError(f"{folder}: the index is empty; add code with `conba index PATH`")
-    if state != "ready":
+    if state != "ready":  # being written, or a first run (its changes staged) that did not complete
         pid = None if lock_held else holder(folder)
         if pid is not None:
             raise IndexBusyError(f"{folder}: `conba index` (pid {pid}) is writing this index right now; "

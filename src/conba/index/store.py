@@ -31,6 +31,11 @@ CREATE TABLE IF NOT EXISTS units (
 CREATE INDEX IF NOT EXISTS units_file ON units(file);
 CREATE INDEX IF NOT EXISTS units_hash ON units(hash);
 CREATE TABLE IF NOT EXISTS vectors (hash TEXT PRIMARY KEY, vector BLOB NOT NULL, crc INTEGER);
+CREATE TABLE IF NOT EXISTS staged_files (
+    path TEXT PRIMARY KEY, language TEXT, size INTEGER, mtime_ns INTEGER, removed INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS staged_units (
+    file TEXT NOT NULL, qualname TEXT NOT NULL, language TEXT NOT NULL, start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL, kind TEXT NOT NULL, hash TEXT NOT NULL, code TEXT NOT NULL);
 """
 UNIT_COLUMNS = "id, file, qualname, language, start_line, end_line, kind, code"
 PATH_FORMAT = "2"  # meta "path_format": 2 = lossless names (backslashes escaped too); none = the old escape
@@ -281,10 +286,12 @@ class Store:
 
     # ------------------------------------------------------------------ vectors
     def missing_vectors(self) -> list[tuple[str, str, str]]:
-        """(hash, language, code) of every distinct unit content that has no embedding yet."""
+        """(hash, language, code) of every distinct unit content, indexed or staged by the run in progress
+        (:mod:`conba.index.staging`), that has no embedding yet."""
         return self.db.execute(
-            "SELECT u.hash, min(u.language), min(u.code) FROM units u LEFT JOIN vectors v ON u.hash = v.hash "
-            "WHERE v.hash IS NULL GROUP BY u.hash ORDER BY min(u.id)").fetchall()
+            "SELECT u.hash, min(u.language), min(u.code) FROM (SELECT hash, language, code, id AS n FROM units "
+            "UNION ALL SELECT hash, language, code, rowid + (SELECT count(*) FROM units) FROM staged_units) u "
+            "LEFT JOIN vectors v ON u.hash = v.hash WHERE v.hash IS NULL GROUP BY u.hash ORDER BY min(u.n)").fetchall()
 
     def add_vectors(self, hashes: list[str], vectors: np.ndarray) -> None:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
