@@ -58,6 +58,12 @@ def test_fragments_fight_runs_and_resumes(tmp_path, tiny_model, monkeypatch):
     runs = (tmp_path / "out" / "fragment_runs.json").read_text()
     assert _run(*args).exit_code == 0  # resumed: nothing trained again
     assert (tmp_path / "out" / "fragment_runs.json").read_text() == runs
+    (tmp_path / "out" / "fragment_runs.json").unlink()  # the saved heads are scored again, not retrained
+    assert _run(*args).exit_code == 0
+    again = json.loads((tmp_path / "out" / "fragment_runs.json").read_text())
+    before = json.loads(runs)
+    assert again["conba|1"]["reused_head"] and not before["conba|1"]["reused_head"]
+    assert again["conba|1"]["scores"] == before["conba|1"]["scores"]
 
 
 def test_bad_row_is_one_line(tmp_path):

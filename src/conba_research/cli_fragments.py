@@ -17,7 +17,7 @@ _FILE = InputPath(dir_okay=False, path_type=Path)
 @experiment.command("fragments")
 @click.option("--train", "train_files", multiple=True, type=_FILE, required=True,
               help="Training file (repeatable): grouped JSONL.")
-@click.option("--dev", "dev_files", multiple=True, type=_FILE, required=True,
+@click.option("-D", "--dev", "dev_files", multiple=True, type=_FILE, required=True,
               help="Dev file (repeatable), scored on all its queries and on its long ones.")
 @output_dir_option("Output folder (fragments.json, fragments.md, the trained heads).")
 @model_option(help="The frozen model whose window vectors every head reads.")

@@ -25,7 +25,14 @@ import numpy as np
 import torch
 
 from conba.eval.metrics import cross_language_retrieval, embedding_similarity, map_at_r
-from conba.heads.fragments import FragmentConfig, FragmentHead, build_fragment_head, save_fragment_head
+from conba.heads.fragments import (
+    CONFIG_NAME,
+    FragmentConfig,
+    FragmentHead,
+    build_fragment_head,
+    load_fragment_head,
+    save_fragment_head,
+)
 from conba.utils.io import read_json, write_json_atomic
 
 
@@ -156,7 +163,10 @@ def train_head(row: Row, train: FragSet, seed: int, ts: TrainSettings, log=print
 
 def run_fight(train: FragSet, dev: list[FragSet], out_dir: str | Path, rows: Sequence[Row] = ROWS,
               seeds: Sequence[int] = (0, 1, 2), ts: TrainSettings | None = None, log=print) -> dict:
-    """Score every row (trained rows once per seed, resumable via ``out_dir/fragment_runs.json``)."""
+    """Score every row (trained rows once per seed, resumable via ``out_dir/fragment_runs.json``).
+
+    A head already saved in ``out_dir/heads/<row>-s<seed>/`` is evaluated, not trained again (so one
+    set of trained heads can be scored on a held-out part of the dev data)."""
     from conba.settings import apply_threads
 
     apply_threads()  # CONBA_THREADS (1 trains these small heads fastest on a shared CPU)
@@ -172,9 +182,13 @@ def run_fight(train: FragSet, dev: list[FragSet], out_dir: str | Path, rows: Seq
             if key in done:
                 continue
             t0 = time.time()
-            if row.trained:
+            saved = out_dir / "heads" / f"{row.name}-s{seed}"
+            reused = row.trained and (saved / CONFIG_NAME).exists()
+            if reused:  # trained before (same rows, seeds, data and settings: training is deterministic)
+                head, losses = load_fragment_head(saved), []
+            elif row.trained:
                 head, losses = train_head(row, train, seed, ts, log)
-                save_fragment_head(head, out_dir / "heads" / f"{row.name}-s{seed}")
+                save_fragment_head(head, saved)
             else:
                 losses = []
                 head = build_fragment_head(row.config(dim)) if row.reader else None
@@ -183,7 +197,8 @@ def run_fight(train: FragSet, dev: list[FragSet], out_dir: str | Path, rows: Seq
             for fs in dev:
                 emb = embed(head, fs) if head is not None else fs.truncated
                 scores[fs.name] = score(emb, fs)
-            done[key] = {"row": row.name, "seed": seed, "steps": len(losses), "train_s": round(train_s, 1),
+            done[key] = {"row": row.name, "seed": seed, "steps": ts.steps if reused else len(losses),
+                         "reused_head": reused, "train_s": round(train_s, 1),
                          "final_loss": float(np.mean(losses[-20:])) if losses else None, "scores": scores}
             write_json_atomic(done_path, done)
             log(f"{row.name} seed {seed}: " + ", ".join(
