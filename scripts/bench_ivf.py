@@ -182,7 +182,7 @@ def query(args: argparse.Namespace, tag: str = "query") -> dict:
     from conba.index import Index
 
     queries = np.load(args.out / "queries.npy")
-    truth_file = args.out / ("truth-updated.npy" if tag == "query-after-update" else "truth.npy")
+    truth_file = args.out / ("truth-updated.npy" if (args.out / "changed.npy").exists() else "truth.npy")  # the index's
     truth = _truth_ids(args, np.load(truth_file))
     before = rss_mb()
     idx = Index(args.out / "index")
