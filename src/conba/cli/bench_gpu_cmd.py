@@ -50,7 +50,7 @@ def gpu(out: str, device: str, dtypes: list[str], model: str | None, limit: int,
     --device D` (conba vs sentence-transformers, same weights, cap, precision and batch) per --dtypes,
     then `conba index --device D` end to end over a tree of --functions Python functions copied from
     installed packages, and the same on the CPU over --cpu-functions of them. Writes OUT/gpu_bench.json
-    and OUT/gpu_bench.md (printed too). About 3 minutes on an H100 at the defaults.
+    and OUT/gpu_bench.md (printed too). Sized for at most 8 minutes on an H100 at the defaults (estimated).
 
     \b
     Examples:
