@@ -132,11 +132,17 @@ def _truth_ids(args: argparse.Namespace, truth_rows: np.ndarray) -> np.ndarray:
     order = np.load(args.out / "order.npy")
     uid = np.empty(len(order), dtype=np.int64)
     uid[order] = np.arange(1, len(order) + 1)
-    changed = args.out / "changed.npy"
-    if changed.exists():
+    next_id = len(order) + 1
+    for changed in _changed_files(args.out):  # each update round re-inserted its rows in this order
         rows = np.load(changed)
-        uid[rows] = len(order) + 1 + np.arange(len(rows))
+        uid[rows] = next_id + np.arange(len(rows))
+        next_id += len(rows)
     return uid[truth_rows]
+
+
+def _changed_files(out: Path) -> list[Path]:
+    rounds = sorted(out.glob("changed-*.npy"), key=lambda p: int(p.stem.split("-")[1]))
+    return [p for p in [out / "changed.npy", *rounds] if p.exists()]
 
 
 def sweep(searcher, queries: np.ndarray, truth: np.ndarray, args: argparse.Namespace) -> list[dict]:
@@ -231,14 +237,14 @@ def update(args: argparse.Namespace) -> dict:
     base = np.load(args.out / "base.npy", mmap_mode="r+")
     order = np.load(args.out / "order.npy")
     files = len(order) // PER_FILE
-    rng = np.random.default_rng(args.seed + 7)
+    rng = np.random.default_rng(args.seed + 6 + args.round)  # round 1: seed + 7
     picked = np.sort(rng.choice(files, args.changed_files, replace=False))
     store = _open_store(args.out / "index")
     store.set_meta(state="building")
     t0 = time.perf_counter()
     items = []
     for f in picked:
-        items += _file_items(order, range(f, f + 1), 1)
+        items += _file_items(order, range(f, f + 1), args.round)
     store.replace_files(items)  # what scan writes for the changed files
     t1 = time.perf_counter()
     rows = np.concatenate([order[f * PER_FILE:(f + 1) * PER_FILE] for f in picked])
@@ -255,7 +261,8 @@ def update(args: argparse.Namespace) -> dict:
                       np.stack([new[by_row[int(r)]] for f in picked for r in order[f * PER_FILE:(f + 1) * PER_FILE]]))
     t2 = time.perf_counter()
     store.close()
-    np.save(args.out / "changed.npy", np.concatenate([order[f * PER_FILE:(f + 1) * PER_FILE] for f in picked]))
+    name = "changed.npy" if args.round == 1 else f"changed-{args.round}.npy"
+    np.save(args.out / name, np.concatenate([order[f * PER_FILE:(f + 1) * PER_FILE] for f in picked]))
     manifest, seconds = _finalize(args.out / "index", args.ivf_above)
     truth = exact(np.load(args.out / "base.npy", mmap_mode="r"), np.load(args.out / "queries.npy"))
     np.save(args.out / "truth-updated.npy", truth)
@@ -278,6 +285,7 @@ def main() -> None:
     p.add_argument("--queries", type=int, default=500)
     p.add_argument("--components", type=int, default=256)
     p.add_argument("--changed-files", type=int, default=200)
+    p.add_argument("--round", type=int, default=1, help="update: the how-manyth update of the index (other files)")
     p.add_argument("--nprobe", type=int, nargs="+", default=[16, 32, 64, 128])
     p.add_argument("--rerank", type=int, nargs="+", default=[32, 64, 128])
     p.add_argument("--seed", type=int, default=0)
@@ -299,7 +307,8 @@ def main() -> None:
             subprocess.run(cmd, check=True)
         return
     result = PHASES[args.phase](args) if args.phase != "query" else query(args, args.tag)
-    key = {"query": args.tag, "variant": f"variant-{args.codes}"}.get(args.phase, args.phase)
+    key = {"query": args.tag, "variant": f"variant-{args.codes}",
+           "update": "update" if args.round == 1 else f"update-{args.round}"}.get(args.phase, args.phase)
     save(args.out, key, dict(result, n=args.n))
 
 
