@@ -131,3 +131,20 @@ def test_cuda_without_a_gpu_is_one_line(tiny_model, tmp_path):
     result = CliRunner().invoke(cli, ["encode", str(code), "-m", tiny_model, "--device", "cuda"])
     assert result.exit_code == 1 and "CUDA is not available" in result.output
     assert "Traceback" not in result.output
+
+
+def test_an_environment_default_gives_way_to_the_onnx_engine(tiny_model, tmp_path, monkeypatch):
+    """$CONBA_DEVICE=cuda / $CONBA_DTYPE=float16 are defaults for every command: an ONNX index or --engine
+    onnx runs on the CPU in float32 with a warning; the same on the command line is an error."""
+    pytest.importorskip("onnxruntime")
+    code = tmp_path / "a.py"
+    code.write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
+    monkeypatch.setenv(DTYPE_ENV, "float16")
+    monkeypatch.setenv(DEVICE_ENV, "cuda" if not __import__("torch").cuda.is_available() else "cpu")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["encode", str(code), "-m", tiny_model, "--engine", "onnx-fp32"])
+    assert result.exit_code == 0, result.output
+    assert "Warning: engine 'onnx-fp32' runs on the CPU in float32: $CONBA_DTYPE=float16 does not apply" \
+        in result.output
+    result = runner.invoke(cli, ["encode", str(code), "-m", tiny_model, "--engine", "onnx-fp32", "--dtype", "float16"])
+    assert result.exit_code == 1 and "runs in float32" in result.output

@@ -145,13 +145,26 @@ def fast_option(f: Callable) -> Callable:
     return wrapper
 
 
+class FromEnvironment(str):
+    """A ``--device`` / ``--dtype`` read from $CONBA_DEVICE / $CONBA_DTYPE: a CPU-only engine (ONNX) runs on
+    the CPU in float32 with a warning instead of failing (conba.engine.device.resolve_placement)."""
+
+    from_environment = True
+
+
+def _mark_environment(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    if value is not None and ctx.get_parameter_source(param.name) == ParameterSource.ENVIRONMENT:
+        return FromEnvironment(value)
+    return value
+
+
 def device_option(f: Callable | None = None, *, help: str = "Where to run the model") -> Callable:
     """``--device auto|cpu|cuda[:N]|mps`` (reads $CONBA_DEVICE)."""
 
     def deco(g: Callable) -> Callable:
         return click.option(
             "--device", type=DeviceType(), default=DEFAULT_DEVICE, show_default=True, envvar=DEVICE_ENV,
-            show_envvar=True,
+            show_envvar=True, callback=_mark_environment,
             help=f"{help}: auto (CUDA when available, else CPU), cpu, cuda (cuda:N for one GPU) or mps.",
         )(g)
 
@@ -163,7 +176,7 @@ def dtype_option(f: Callable | None = None, *, help: str = "") -> Callable:
 
     def deco(g: Callable) -> Callable:
         return click.option("--dtype", type=click.Choice(DTYPES, case_sensitive=False), default="auto",
-                            show_default=True, envvar=DTYPE_ENV, show_envvar=True,
+                            show_default=True, envvar=DTYPE_ENV, show_envvar=True, callback=_mark_environment,
                             help=f"{DTYPE_HELP} {help}".strip())(g)
 
     return deco(f) if f is not None else deco

@@ -16,6 +16,7 @@ used on a CPU in float32 and the other way round.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +82,11 @@ def resolve_placement(device: str | torch.device | None = "auto", dtype: str | t
     """The (device, dtype) a model runs on. The ONNX engines run on the CPU in float32: there ``auto``
     means CPU / float32, and an explicit GPU or half precision is a one-line error."""
     if engine != "torch":
+        for value, env, fine in ((device, DEVICE_ENV, ("auto", "cpu")), (dtype, DTYPE_ENV, ("auto", "float32"))):
+            if getattr(value, "from_environment", False) and str(value) not in fine:  # a default, not a request
+                warnings.warn(f"engine {engine!r} runs on the CPU in float32: ${env}={value} does not apply",
+                              stacklevel=2)
+                device, dtype = (None, dtype) if env == DEVICE_ENV else (device, None)
         if device is not None and str(device) not in ("auto", "cpu"):
             raise ConfigError(f"engine {engine!r} runs on the CPU (ONNX Runtime): use --device cpu, or "
                               f"the torch engine for {device}")
