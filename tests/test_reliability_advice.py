@@ -21,6 +21,7 @@ from conba.cli.main import cli
 ROOT = Path(__file__).resolve().parents[1]
 FLAG = re.compile(r"(?<![\w`'-])(--[a-z][a-z0-9-]+|-[a-zA-Z])(?![\w-])")
 QUOTED = re.compile(r"`conba ([a-z-]+(?: [a-z-]+)?)([^`]*)`")
+OTHER_PROGRAM = re.compile(r"python3? -c \"[^\"]*\"")  # a shell line of another program: its flags are its own
 
 INDEX = ["index", "search", "clones", "map", "eval-repo", "serve"]  # the commands that open an index
 MODEL = ["encode", "compare", "eval", "calibrate", "index", "search", "clones", "map"]  # bare HF models (W1)
@@ -46,6 +47,7 @@ REACH: dict[str, list[str]] = {
     "conba/train/distill_data.py": ["distill"],
     "conba/utils/io.py": ["map", "clones", "encode"],
     "conba/cli/options.py": ["encode", "index", "serve"],  # --fast
+    "conba/cli/bare_options.py": ["bench speed", "distill", "prune train"],  # bare_model_refused
     "conba_research/config.py": ["experiment ablation", "experiment fair", "experiment figures"],
     "conba_research/data.py": ["experiment ablation", "experiment fair", "experiment figures"],
 }
@@ -75,7 +77,8 @@ def _flags(cmd: click.Command) -> set[str]:
 
 
 def _text(node: ast.AST) -> str:
-    return " ".join(n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str))
+    text = " ".join(n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str))
+    return OTHER_PROGRAM.sub("", text)
 
 
 def _advice() -> list[tuple[str, int, str, str]]:
