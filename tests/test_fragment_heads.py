@@ -129,3 +129,19 @@ def test_pack_keeps_source_order():
     fr = Fragments.pack(np.arange(8, dtype=np.float32).reshape(4, 2), [0, 0, 0, 1], [3, 3, 2, 5], n=2, f=3)
     assert fr.mask.tolist() == [[True, True, True], [True, False, False]]
     assert fr.vectors[0, 2].tolist() == [4.0, 5.0] and fr.weight[1].tolist() == [5.0, 0.0, 0.0]
+
+
+def test_encode_read_out_keeps_short_snippets_and_reads_long_ones(tiny_model):
+    from conba.model.fragments import encode_read_out
+
+    m = load_model(tiny_model)
+    long = "def f(a, b):\n" + "    a = a + b * 2 - 1\n" * 40 + "    return a\n"
+    codes, langs = ["def add(a, b): return a + b", long], ["python", "python"]
+    mean = encode_read_out(m, codes, build_fragment_head(FragmentConfig(reader="mean", dim=m.dim)), langs, 4)
+    assert np.allclose(mean, m.encode(codes, langs, max_chunks=4), atol=1e-5)
+    torch.manual_seed(0)
+    head = build_fragment_head(FragmentConfig(reader="linear", dim=m.dim))
+    head.linear.weight.data.add_(0.2 * torch.randn_like(head.linear.weight))
+    out = encode_read_out(m, codes, head, langs, 4)
+    assert np.allclose(out[0], m.encode(codes[:1], langs[:1])[0], atol=1e-5)  # one window: as encode gives it
+    assert not np.allclose(out[1], mean[1], atol=1e-3) and np.isclose(np.linalg.norm(out[1]), 1.0)

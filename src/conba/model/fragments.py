@@ -94,3 +94,20 @@ def encode_fragments(model, codes: Sequence[str], languages: Sequence[str] | Non
         bar.update(len(batch.index))
     bar.close()
     return Fragments.pack(windows.numpy(), chunks.owner, chunks.weight, len(codes), max_fragments)
+
+
+def encode_read_out(model, codes: Sequence[str], head, languages: Sequence[str] | None = None,
+                    max_fragments: int = 8, normalize: bool = True, **kwargs) -> np.ndarray:
+    """Embed ``codes`` with a fragment head (:class:`conba.heads.fragments.FragmentHead`) over their
+    windows instead of truncation. A snippet of one window keeps the vector ``model.encode`` gives it
+    (every head with ``single="identity"``); a longer one gets the head's read-out of its windows.
+
+    Returns:
+        float32 (n, d), L2-normalised unless ``normalize`` is False
+    """
+    fr = encode_fragments(model, codes, languages, max_fragments, **kwargs)
+    with torch.no_grad():
+        out = head(torch.from_numpy(fr.vectors), torch.from_numpy(fr.mask), torch.from_numpy(fr.weight)).float()
+    if normalize:
+        out = torch.nn.functional.normalize(out, dim=-1)
+    return out.numpy()
