@@ -42,16 +42,18 @@ _FILE = InputPath(dir_okay=False, path_type=Path)
 @click.option("--repo-groups", "repo_groups", multiple=True, type=_FILE,
               help="The file groups of each --repo-index, in the same order (groups.jsonl).")
 @friendly_errors
-@_examples("  conba experiment fragments --train ../shared/data/atcoder_train.jsonl --train-limit 6144 \\\n"
-           "      --dev ../shared/data/atcoder_dev.jsonl --dev ../shared/data/mbxp_dev.jsonl -o runs/fragments")
+@_examples("  conba experiment fragments --train ../shared/data/atcoder_train.jsonl --train-limit 1536 \\\n"
+           "      -D ../shared/data/atcoder_dev.jsonl -D ../shared/data/mbxp_dev.jsonl --dev-limit 1536 \\\n"
+           "      -o runs/fragments\n"
+           "  conba experiment fragments ... -D ../shared/data/atcoder_dev.jsonl --dev-offset 1536 --dev-limit 2560 "
+           "-o OUT")
 def fragments_cmd(train_files: tuple[Path, ...], dev_files: tuple[Path, ...], out: Path, model: str | None,
                   fragments: int, train_limit: int | None, dev_limit: int | None, dev_offset: int,
                   rows: str | None, seeds: str,
                   steps: int,
                   groups_per_batch: int, per_group: int, lr: float, temperature: float,
                   repo_indexes: tuple[Path, ...], repo_groups: tuple[Path, ...]) -> None:
-    """Fragment heads (ConbaLayer over the windows, its ablations, conba-scan, mean, max, first, attention)
-    on the cached window vectors of one frozen model, at equal steps with each seed."""
+    """Fragment heads (truncation, first / mean / max, linear, attention, ConbaLayer over the windows and its ablations, conba-scan) on one frozen model's cached window vectors, equal steps per seed."""  # noqa: E501
     import numpy as np
 
     from conba.model import load_model
