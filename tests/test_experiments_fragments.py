@@ -117,3 +117,12 @@ def test_dev_offset_holds_out_whole_groups(tmp_path, tiny_model, monkeypatch):
     res = _run("--train", str(data), "--dev", str(data), "-m", tiny_model, "-o", str(tmp_path / "o2"),
                "--rows", "mean", "--dev-offset", "20", "--fragments", "4")
     assert res.exit_code != 0 and "nothing left after --dev-offset 20" in res.output
+
+
+def test_problem_bootstrap_interval():
+    from conba_research.fragment_significance import bootstrap
+
+    groups = np.array(["a", "a", "b", "c", "c", "c"])
+    assert bootstrap(np.full(6, 0.25), groups) == (0.25, 0.25, 0.25)
+    mean, lo, hi = bootstrap(np.array([1.0, 1.0, -1.0, 0.0, 0.0, 0.0]), groups, n=2000)
+    assert mean == pytest.approx(1 / 6) and lo < 0 < hi and lo >= -1 and hi <= 1
