@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from conba.cli.common import friendly_errors
-from conba.cli.options import FINITE_FLOAT, model_option, output_dir_option
+from conba.cli.options import FINITE_FLOAT, device_option, model_option, output_dir_option
 from conba.cli.paths import InputPath
 from conba_research.cli import _examples, _ints, _log, _names, command_line, experiment
 
@@ -17,30 +17,31 @@ _FILE = InputPath(dir_okay=False, path_type=Path)
 @experiment.command("fragments")
 @click.option("--train", "train_files", multiple=True, type=_FILE, required=True,
               help="Training file (repeatable): grouped JSONL.")
-@click.option("-D", "--dev", "dev_files", multiple=True, type=_FILE, required=True,
+@click.option("-D", "--dev", "dev_files", multiple=True, type=_FILE, required=True, metavar="FILE",
               help="Dev file (repeatable), scored on all its queries and on its long ones.")
 @output_dir_option("Output folder (fragments.json, fragments.md, the trained heads).")
 @model_option(help="The frozen model whose window vectors every head reads.")
 @click.option("--fragments", type=click.IntRange(2, 64), default=8, show_default=True,
               help="Windows per snippet at most (f).")
-@click.option("--train-limit", type=click.IntRange(1), default=None,
+@click.option("--train-limit", type=int, default=None,
               help="Training snippets per file at most: the long-first order's prefix (whole groups first).")
-@click.option("--dev-limit", type=click.IntRange(1), default=None,
+@click.option("--dev-limit", type=int, default=None,
               help="Dev snippets per file at most: a prefix of a seeded order of whole groups.")
 @click.option("--dev-offset", type=click.IntRange(0), default=0, show_default=True,
               help="Skip the first N dev snippets of that order and every group they touch: a held-out part "
                    "beside the one read with --dev-limit N.")
 @click.option("--rows", default=None, help="Comma-separated rows (default: all; conba_research.fragment_fight.ROWS).")
 @click.option("--seeds", default="0,1,2", show_default=True, help="Comma-separated seeds of the trained rows.")
-@click.option("--steps", type=click.IntRange(1), default=300, show_default=True, help="Optimiser steps per run.")
-@click.option("-P", "--groups-per-batch", type=click.IntRange(2), default=32, show_default=True)
-@click.option("-K", "--per-group", type=click.IntRange(2), default=4, show_default=True)
+@click.option("--steps", type=int, default=300, show_default=True, help="Optimiser steps per run (>= 1).")
+@click.option("-P", "--groups-per-batch", type=int, default=32, show_default=True, help="Groups per batch (>= 2).")
+@click.option("-K", "--per-group", type=int, default=4, show_default=True, help="Snippets per group (>= 2).")
 @click.option("--lr", type=FINITE_FLOAT, default=1e-3, show_default=True)
 @click.option("--temperature", type=FINITE_FLOAT, default=0.05, show_default=True)
 @click.option("--repo-index", "repo_indexes", multiple=True, type=InputPath(file_okay=False, path_type=Path),
               help="File level (evaluation only): an index built with the same model (repeatable).")
 @click.option("--repo-groups", "repo_groups", multiple=True, type=_FILE,
               help="The file groups of each --repo-index, in the same order (groups.jsonl).")
+@device_option(help="Where the frozen model encodes the window vectors (float32; the heads train on the CPU)")
 @friendly_errors
 @_examples("  conba experiment fragments --train ../shared/data/atcoder_train.jsonl --train-limit 1536 \\\n"
            "      -D ../shared/data/atcoder_dev.jsonl -D ../shared/data/mbxp_dev.jsonl --dev-limit 1536 \\\n"
@@ -52,7 +53,7 @@ def fragments_cmd(train_files: tuple[Path, ...], dev_files: tuple[Path, ...], ou
                   rows: str | None, seeds: str,
                   steps: int,
                   groups_per_batch: int, per_group: int, lr: float, temperature: float,
-                  repo_indexes: tuple[Path, ...], repo_groups: tuple[Path, ...]) -> None:
+                  repo_indexes: tuple[Path, ...], repo_groups: tuple[Path, ...], device: str = "auto") -> None:
     """Fragment heads (truncation, first / mean / max, linear, attention, ConbaLayer over the windows and its ablations, conba-scan) on one frozen model's cached window vectors, equal steps per seed."""  # noqa: E501
     import numpy as np
 
@@ -72,7 +73,11 @@ def fragments_cmd(train_files: tuple[Path, ...], dev_files: tuple[Path, ...], ou
     seed_list = _ints(seeds) or [0]
     if lr <= 0 or temperature <= 0:
         raise click.BadParameter("--lr and --temperature must be > 0")
-    m = load_model(model or "default")
+    for flag, value, low in (("--train-limit", train_limit, 1), ("--dev-limit", dev_limit, 1), ("--steps", steps, 1),
+                             ("--groups-per-batch", groups_per_batch, 2), ("--per-group", per_group, 2)):
+        if value is not None and value < low:
+            raise click.BadParameter(f"must be >= {low}, got {value}", param_hint=flag)
+    m = load_model(model or "default", device=device, dtype="float32")
     parts = []
     for path in train_files:
         recs, vec, w = load_fragment_set(m, path, fragments, limit=train_limit, long_first=True, log=_log)
