@@ -70,7 +70,7 @@ def test_merge_cli(pair, tmp_path):
     assert out.max_chunks == 3 and out.threshold is None
     assert np.allclose(out.encode(CODES, max_chunks=1), tuned.encode(CODES), atol=1e-6)
     res = CliRunner().invoke(cli, ["merge", str(src), "-a", "1", "-o", str(tmp_path / "v"), "--view", "code",
-                                   "--dtype", "float16"])
+                                   "--save-dtype", "float16"])
     assert res.exit_code == 0, res.output
     viewed = load_model(tmp_path / "v")
     assert viewed.view == "code" and viewed.embedding_fingerprint() != out.embedding_fingerprint()
@@ -96,3 +96,22 @@ def test_merge_cli_head_none_mean_pools_the_merged_backbone(pair, tmp_path):
     assert not np.allclose(out.encode(CODES), merged.encode(CODES), atol=1e-3)  # the linear head did matter
     bad = CliRunner().invoke(cli, ["merge", str(src), "-a", "0.5", "-o", str(tmp_path / "y"), "--head", "mlp"])
     assert bad.exit_code == 2
+
+
+def test_merge_dtype_is_a_deprecated_alias_of_save_dtype(pair, tmp_path):
+    """--dtype means the precision a model runs in everywhere else; merge's storage precision is --save-dtype."""
+    from click.testing import CliRunner
+
+    from conba.cli.main import cli
+    from conba.model import load_model
+
+    tuned, _ = pair
+    src = tuned.save(tmp_path / "tuned", storage="full")
+    res = CliRunner().invoke(cli, ["merge", str(src), "-a", "1", "-o", str(tmp_path / "old"), "--dtype", "float16"])
+    assert res.exit_code == 0, res.output
+    assert "--dtype is deprecated" in res.output and "--save-dtype" in res.output
+    res = CliRunner().invoke(cli, ["merge", str(src), "-a", "1", "-o", str(tmp_path / "new"),
+                                   "--save-dtype", "float16"])
+    assert res.exit_code == 0 and "deprecated" not in res.output, res.output
+    assert load_model(tmp_path / "old").fingerprint() == load_model(tmp_path / "new").fingerprint()
+    assert load_model(tmp_path / "new").fingerprint() != load_model(src).fingerprint()  # rounded to float16

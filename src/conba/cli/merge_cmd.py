@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from conba.cli.aliases import AliasOption
 from conba.cli.common import friendly_errors
 from conba.cli.options import FiniteFloat, output_dir_option, view_option
 
@@ -20,7 +21,8 @@ from conba.cli.options import FiniteFloat, output_dir_option, view_option
 @click.option("--max-chunks", type=click.IntRange(1), default=None,
               help="Windows per long snippet for the merged model (default: MODEL's).")
 @view_option
-@click.option("--dtype", type=click.Choice(["float32", "float16"]), default="float32", show_default=True,
+@click.option("--save-dtype", "dtype", type=click.Choice(["float32", "float16"]), default="float32", show_default=True,
+              cls=AliasOption, deprecated_aliases=["--dtype"],  # --dtype elsewhere: the precision a model runs in
               help="Storage precision of the saved weights (float16 halves the folder).")
 @click.option("--head", "head", type=click.Choice(["merge", "none"]), default="merge", show_default=True,
               help="merge: average the heads too; none: mean-pool the merged backbone (no head).")
@@ -35,7 +37,7 @@ def merge_cmd(finetuned: str, alpha: float, base: str | None, out: Path, max_chu
     Examples:
       conba merge runs/my-model -a 0.5 -o runs/my-model-wise50
       conba merge default -a 0.7 -o wise70 && conba eval data.jsonl -m wise70
-      conba merge default -a 0.5 --view code+docs --dtype float16 -o wise50
+      conba merge default -a 0.5 --view code+docs --save-dtype float16 -o wise50
       conba merge runs/tuned -a 0.5 --head none -o wise50-nohead    # how the shipped default was made
     """
     from conba.merge import drop_head, merge
