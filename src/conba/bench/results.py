@@ -122,9 +122,11 @@ def _speed_lines(root: Path) -> list[str]:
              f"load average {load[0]} before the run (wall-clock speed falls with other work on the machine; "
              f"the ratio to sentence-transformers, measured alternating, much less). Model fingerprint "
              f"`{model.get('fingerprint', '?')}`, student `{student.get('fingerprint', '?')}`.",
-             "", "| variant | snippets/s | × sentence-transformers |", "|---|---|---|"]
+             "", "| variant | snippets/s (median) | slowest – fastest repeat | × sentence-transformers |",
+             "|---|---|---|---|"]
     for name, v in variants.items():
         lines.append(f"| {VARIANT_NAMES.get(name, name)} (`{name}`) | {v.get('snippets_per_s', '–')} "
+                     f"| {v.get('snippets_per_s_min', '–')} – {v.get('snippets_per_s_max', '–')} "
                      f"| {v.get('ratio_to_st', '–')} |")
     return lines
 
