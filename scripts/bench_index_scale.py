@@ -227,13 +227,10 @@ def query(args: argparse.Namespace) -> dict:
 
 # ---------------------------------------------------------------------- build, synthetic, ann1m
 def _sibling(name: str):
-    """The module ``name``.py beside this script (scripts/ is no package)."""
-    import importlib.util
+    """The module ``name``.py beside this script (a sibling import: scripts/ is on sys.path when it runs)."""
+    import importlib
 
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(name)
 
 
 def bench_ann():

@@ -1,6 +1,6 @@
 """scripts/bench_index_scale.py: the ann1m phase on a tiny fake index, and the --engine / --tag naming."""
 
-import importlib.util
+import importlib
 import json
 import sqlite3
 from pathlib import Path
@@ -14,10 +14,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """A module of scripts/ by a normal import (scripts/ on sys.path, as when a script runs)."""
+    import sys
+
+    if str(ROOT / "scripts") not in sys.path:
+        sys.path.insert(0, str(ROOT / "scripts"))
+    return importlib.import_module(name)
 
 
 @pytest.fixture()

@@ -23,11 +23,7 @@ SCRIPTS = sorted((ROOT / "scripts").glob("*.py"))
 TOOLS = [("bench", n, m) for n, (m, _) in BENCH_TOOLS.items()] + [
     ("experiment", n, m) for n, (m, _) in RESEARCH_TOOLS.items()]
 # Loading a script by path, kept for now (each with its reason).
-PATH_LOADS_KEPT = {
-    # W6's index-scale benchmark (issue 38) loads its two phase modules beside it; moving it is W6's call
-    "scripts/bench_index_scale.py",
-    "tests/test_bench_ann.py",
-}
+PATH_LOADS_KEPT: set[str] = set()  # none left
 
 
 def conba_imports(path: Path) -> list[tuple[str, str | None]]:
