@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 
 import click
 import pytest
@@ -84,12 +85,14 @@ def test_encode_applies_the_index_checks(tmp_path, tiny_model, monkeypatch):
     assert result.exit_code == 1 and "gone.py: no such file" in result.output
     secret = tmp_path / "secret.py"
     secret.write_text("def f():\n    return 1\n")
-    import conba.source.filters as filters
+    real_os_open = os.open
 
-    def deny(path, *args, **kwargs):  # chmod 000 does not stop root: fail the read itself
-        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+    def deny(path, *args, **kwargs):  # chmod 000 does not stop root: fail the read itself (read_source: os.open)
+        if os.fspath(path) == str(secret):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_os_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(filters, "open", deny, raising=False)
+    monkeypatch.setattr(os, "open", deny)
     result = runner.invoke(cli, ["encode", str(secret), "-m", tiny_model])
     assert result.exit_code == 1 and "secret.py: unreadable (permission denied)" in result.output
     monkeypatch.undo()

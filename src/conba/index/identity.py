@@ -132,7 +132,8 @@ def check_model(path: Path, store: Store, model: Any, model_name: str | None, en
         built_view = store.get_meta("view") or "raw"
         using, using_view = model_name or "the given model", getattr(model, "view", "raw")
         view = f" with view {built_view}" if built_view != using_view else ""
-        fix = f"use its model (-m {built}{model_flags(stored_options(store))}){view}, or " if built else ""
+        fix = (f"use its model (-m {built}{model_flags(stored_options(store))}){view} or no -m at all (the index's own "
+               f"model and view are the default), or ") if built else ""
         raise ModelMismatchError(
             f"{path}: index was built with {f'model {built!r}' if built else 'a model given as an object'}, view "
             f"{built_view} (fingerprint {stored}), not '{using}', view {using_view} ({fingerprint}); {fix}re-index "
