@@ -17,7 +17,6 @@ Glossary: n units, r rows (live and removed), d width, b queries, k neighbours, 
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import time
@@ -29,6 +28,7 @@ import numpy as np
 
 from conba.errors import ConfigError
 from conba.index.errors import CorruptIndexError
+from conba.index.vectors import file_sha256
 from conba.utils.ann import faiss_module
 from conba.utils.io import atomic_write
 
@@ -58,14 +58,6 @@ def kill_point(name: str) -> None:
         import signal
 
         os.kill(os.getpid(), signal.SIGKILL)
-
-
-def file_sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def paths(folder: Path, generation: int, base: int) -> dict[str, Path]:
