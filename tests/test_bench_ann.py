@@ -1,6 +1,6 @@
-"""scripts/bench_index_scale.py: the ann1m phase on a tiny fake index, and the --engine / --tag naming."""
+"""conba bench index-scale (conba.bench.index_scale, conba.bench.ann): the ann1m phase on a tiny fake index,
+and the --engine / --tag naming."""
 
-import importlib
 import json
 import sqlite3
 from pathlib import Path
@@ -8,18 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conba.bench import ann
+from conba.bench import index_scale as scale
+
 faiss = pytest.importorskip("faiss")
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load(name: str):
-    """A module of scripts/ by a normal import (scripts/ on sys.path, as when a script runs)."""
-    import sys
-
-    if str(ROOT / "scripts") not in sys.path:
-        sys.path.insert(0, str(ROOT / "scripts"))
-    return importlib.import_module(name)
 
 
 @pytest.fixture()
@@ -39,7 +31,6 @@ def fake_index(tmp_path):
 
 
 def test_draws_are_unit_repeatable_and_exact_knn_merges_chunks(fake_index):
-    ann = _load("bench_ann")
     folder, x = fake_index
     real = ann.real_vectors(folder)
     np.testing.assert_array_equal(real, x)
@@ -61,7 +52,6 @@ def test_draws_are_unit_repeatable_and_exact_knn_merges_chunks(fake_index):
 
 @pytest.mark.slow
 def test_ann1m_phase_records_rows(fake_index, tmp_path):
-    scale = _load("bench_index_scale")
     folder, _ = fake_index
     out = tmp_path / "out"
     scale.main(["--phase", "ann1m", "--out", str(out), "--vectors-from", str(folder), "--ann-vectors", "1500",
@@ -81,7 +71,6 @@ def test_ann1m_phase_records_rows(fake_index, tmp_path):
 
 
 def test_engine_names_the_index_folder_and_results_key(tmp_path):
-    scale = _load("bench_index_scale")
     args = scale.parse_args(["--phase", "index", "--engine", "onnx", "--out", str(tmp_path), "-m", "some/model"])
     assert (args.engine, args.tag, args.model) == ("onnx", "onnx", "some/model")
     assert scale.index_dir(args) == tmp_path / "index-onnx"
@@ -99,7 +88,6 @@ def test_engine_names_the_index_folder_and_results_key(tmp_path):
 def test_index_and_query_phases_record_engine_and_model(tiny_model, tmp_path):
     pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")
-    scale = _load("bench_index_scale")
     tree = tmp_path / "out" / "tree"
     for sub, name, code in (("data", "a.py", "def add(a, b):\n    return a + b\n"),
                             ("data", "b.js", "function add(a, b) {\n  return a + b;\n}\n"),

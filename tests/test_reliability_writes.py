@@ -15,6 +15,9 @@ ALLOWED = {
     "conba/testing.py": "tiny test fixtures in a temporary folder",
     "conba/bench/gpu_tree.py": "work files of `bench gpu` in its work folder, its stamp written last",
     "conba/index/ray_encode.py": "a Ray worker's private copy of the model in a fresh mkdtemp folder",
+    "conba/bench/corpus.py": "the scratch source tree of `bench index-scale --phase build`, removed and rewritten "
+                             "unless its BUILD.json stamp (written last, atomically) matches",
+    "conba/bench/ann.py": "faiss.write_index into a byte-counting callback (the serialised size; no file)",
 }
 HANDLES = {"fh", "f", "fp", "p", "tmp", "handle"}  # a file already opened (or a path) given by atomic_write
 WRITERS = {"write_text", "write_bytes", "savefig", "save", "dump", "to_csv", "write_index"}

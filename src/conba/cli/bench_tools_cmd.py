@@ -10,6 +10,11 @@ from conba.cli.passthrough import passthrough
 TOOLS = {
     "view-stats": ("conba.bench.view_stats", "What the input view does to real data: size, fallbacks, throughput."),
     "clones-profile": ("conba.bench.clones_profile", "Where `conba clones` spends its time on an index, per step."),
+    "index-scale": ("conba.bench.index_scale",
+                    "`conba index` / search / clones at scale on a built corpus; FAISS flat vs HNSW; ANN at 1M."),
+    "ivf": ("conba.bench.ivf", "The IVF-SQ8 + re-rank index at 1M through the production path: build, query, update."),
+    "ivf-encode": ("conba.bench.ivf_encode", "Real embeddings of an index's functions for `conba bench ivf --real`."),
+    "plan-100m": ("conba.bench.plan", "The 100M-function plan, simulated from `conba bench ivf` measurements."),
     "serve-load": ("conba.serve.load_test", "Load test of `conba serve`: concurrent /search and /compare clients."),
 }
 

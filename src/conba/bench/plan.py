@@ -2,7 +2,7 @@
 
 Inputs measured on this machine:
 
-* one 1M-vector shard (``scripts/bench_ivf.py`` results in ``--bench``): index RAM, build seconds
+* one 1M-vector shard (``conba bench ivf`` results in ``--bench``): index RAM, build seconds
   (read / train / add), the per-query latencies at the chosen nprobe x rerank (``latency-*.npy``);
 * the fan-out cost of :class:`conba.index.shards.ShardSearcher` (a process per shard, queries over
   pipes, merge by score): ``--fanout`` shard folders (built here, ``--fanout-n`` vectors each, from the
@@ -14,7 +14,7 @@ measured cost of one pipe round trip and the coordinator's CPU per shard (send, 
 shards are independent, so wall time = one shard's build x ceil(shards / parallel builders). Memory:
 linear in the vectors per shard (the structure's bytes per vector are measured, not assumed).
 
-    nice -n 15 python scripts/plan_100m.py --bench /tmp/w6/bench --nprobe 128 --rerank 96
+    nice -n 15 conba bench plan-100m --bench /tmp/w6/bench --nprobe 128 --rerank 96
 """
 
 from __future__ import annotations
@@ -28,19 +28,12 @@ from pathlib import Path
 import numpy as np
 
 
-def _bench():
-    """bench_ivf beside this script (a sibling import, as bench_ivf imports bench_ivf_data)."""
-    import bench_ivf
-
-    return bench_ivf
-
-
 def fanout(args: argparse.Namespace) -> dict:
     """Per-query seconds: searching S shard folders through ShardSearcher vs one folder in-process."""
+    from conba.bench import ivf as bench
     from conba.index import Index
     from conba.index.shards import ShardSearcher
 
-    bench = _bench()
     base = np.load(args.bench / "base.npy", mmap_mode="r")
     queries = np.load(args.bench / "queries.npy")[: args.queries]
     folders = []
@@ -92,7 +85,7 @@ def _ms(x: np.ndarray, q: float) -> float:
 
 
 def plan(args: argparse.Namespace, fan: dict) -> dict:
-    results = json.loads((args.bench / "results.json").read_text())
+    results = json.loads((args.bench / "results.json").read_text(encoding="utf-8"))
     tag = "query-after-update"
     lat = np.load(args.bench / f"cpu-query-{tag}-{args.nprobe}-{args.rerank}.npy")  # one core per shard
     row = next(r for r in results[tag]["rows"] if r["nprobe"] == args.nprobe and r["rerank"] == args.rerank)
@@ -108,7 +101,7 @@ def plan(args: argparse.Namespace, fan: dict) -> dict:
         rows.append({
             "functions": total, "shards": shards, "vectors_per_shard": shard_n, "ram_per_shard_mb": ram_mb,
             "ram_total_gb": round(ram_mb * shards / 1024, 1),
-            "machines_16_cores_64gb": math.ceil(shards / min(14, int(64 * 1024 * 0.75 // ram_mb))),
+            "machines_16_cores_64gb": math.ceil(shards / min(14, int(64 * 1024 * 0.75 // max(ram_mb, 1)))),
             "query_p50_ms": round(float(np.percentile(worst, 50) + over) * 1e3, 2),
             "query_p95_ms": round(float(np.percentile(worst, 95) + over) * 1e3, 2),
             "recall@10_per_shard": row["recall@10"],
@@ -137,7 +130,9 @@ def main() -> None:
     args = p.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     result = plan(args, fanout(args))
-    (args.out / "plan.json").write_text(json.dumps(result, indent=1))
+    from conba.utils.io import write_text_atomic
+
+    write_text_atomic(args.out / "plan.json", json.dumps(result, indent=1))
     print(json.dumps(result, indent=1))
 
 

@@ -18,19 +18,19 @@ Phases (each a separate invocation, so each has its own peak memory; ``all`` run
                 HNSW recall@10, bytes per vector): the inputs of the 1M estimate;
 * ``ann1m``     FAISS IVF-Flat / IVF-SQ8 / HNSW at ``--ann-vectors`` (1M) unit vectors drawn from a
                 Gaussian fitted to the embeddings of ``--vectors-from INDEX_DIR``: latency p50 / p95,
-                recall@10 vs exact search, build time, bytes per vector (``bench_ann.py``).
+                recall@10 vs exact search, build time, bytes per vector (:mod:`conba.bench.ann`).
 
 Results are merged into ``OUT/results.json`` (one key per phase) and printed.
 
 Examples::
 
-    python scripts/bench_index_scale.py --phase build
-    flock -x /tmp/conba-cpu.lock timeout 3000 python scripts/bench_index_scale.py --phase index
-    flock -x /tmp/conba-cpu.lock timeout 900 python scripts/bench_index_scale.py --phase query
-    flock -x /tmp/conba-cpu.lock timeout 900 python scripts/bench_index_scale.py --phase synthetic
-    flock -x /tmp/conba-cpu.lock timeout 3000 python scripts/bench_index_scale.py --phase index --engine onnx
-    nice -n 19 python scripts/bench_index_scale.py --phase ann1m --vectors-from /tmp/none-idx
-    python scripts/bench_index_scale.py --phase report
+    conba bench index-scale --phase build
+    flock -x /tmp/conba-cpu.lock timeout 3000 conba bench index-scale --phase index
+    flock -x /tmp/conba-cpu.lock timeout 900 conba bench index-scale --phase query
+    flock -x /tmp/conba-cpu.lock timeout 900 conba bench index-scale --phase synthetic
+    flock -x /tmp/conba-cpu.lock timeout 3000 conba bench index-scale --phase index --engine onnx
+    nice -n 19 conba bench index-scale --phase ann1m --vectors-from /tmp/none-idx
+    conba bench index-scale --phase report
 """
 
 from __future__ import annotations
@@ -50,8 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
+from conba.bench.ann import add_arguments, ann, flat_vs_hnsw
 
 
 # ---------------------------------------------------------------------- helpers
@@ -69,7 +68,7 @@ def machine() -> dict:
     except OSError:
         pass
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         commit = "?"
@@ -226,27 +225,18 @@ def query(args: argparse.Namespace) -> dict:
 
 
 # ---------------------------------------------------------------------- build, synthetic, ann1m
-def _sibling(name: str):
-    """The module ``name``.py beside this script (a sibling import: scripts/ is on sys.path when it runs)."""
-    import importlib
-
-    return importlib.import_module(name)
-
-
-def bench_ann():
-    return _sibling("bench_ann")
-
-
 def build(args: argparse.Namespace) -> dict:
-    return _sibling("scale_corpus").build(args)
+    from conba.bench.corpus import build as build_corpus
+
+    return build_corpus(args)
 
 
 def synthetic(args: argparse.Namespace) -> dict:
-    return {"machine": machine(), **bench_ann().flat_vs_hnsw(args)}
+    return {"machine": machine(), **flat_vs_hnsw(args)}
 
 
 def ann1m(args: argparse.Namespace) -> dict:
-    return {"machine": machine(), **bench_ann().ann(args)}
+    return {"machine": machine(), **ann(args)}
 
 
 # ---------------------------------------------------------------------- main
@@ -254,7 +244,7 @@ def report(out: Path) -> None:
     path = out / "results.json"
     if not path.exists():
         raise SystemExit(f"{path}: no results yet")
-    print(json.dumps(json.loads(path.read_text()), indent=2))
+    print(json.dumps(json.loads(path.read_text(encoding="utf-8")), indent=2))
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -262,8 +252,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--phase", choices=["build", "index", "query", "synthetic", "ann1m", "report", "all"],
                    default="all", help="all = build, index, query, synthetic")
-    p.add_argument("--out", type=Path, default=ROOT / "runs" / "scale", help="scratch folder (tree, index, results)")
-    p.add_argument("--data", type=Path, default=DATA, help="folder with the grouped JSONL files")
+    p.add_argument("--out", type=Path, default=Path("runs") / "scale",
+                   help="scratch folder (tree, index, results; default runs/scale under the current folder)")
+    p.add_argument("--data", type=Path, help="folder with the grouped JSONL files (default $CONBA_DATA)")
     p.add_argument("--stdlib", default=sysconfig.get_paths()["stdlib"], help="Python standard library folder")
     p.add_argument("--target", type=int, default=20_000, help="functions in the corpus (approximate)")
     p.add_argument("--stdlib-share", type=float, default=0.3, help="share of the functions from the stdlib")
@@ -286,7 +277,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--vectors-from", metavar="INDEX_DIR",
                    help="synthetic phase on the real embeddings of this index instead of random vectors "
                         "(results saved as 'synthetic_real'); ann1m fits its Gaussian to them")
-    bench_ann().add_arguments(p)
+    add_arguments(p)
     args = p.parse_args(argv)
     if args.tag is None and args.engine not in (None, "torch"):
         args.tag = args.engine

@@ -19,7 +19,7 @@ Phases (separate processes: each its own peak memory; results merged into OUT/re
 
 Example (dev machine)::
 
-    nice -n 15 python scripts/bench_ivf.py --phase all --real /tmp/w6/real --out /tmp/w6/bench
+    nice -n 15 conba bench ivf --phase all --real /tmp/w6/real --out /tmp/w6/bench
 """
 
 from __future__ import annotations
@@ -27,11 +27,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from bench_ivf_data import K, data, exact, realcheck
+
+from conba.bench.ivf_data import K, data, exact, realcheck
+from conba.utils.io import write_npy_atomic, write_text_atomic
 
 PER_FILE = 50
 
@@ -51,10 +54,10 @@ def peak_mb() -> int:
 
 def save(out: Path, key: str, result: dict) -> None:
     path = out / "results.json"
-    data = json.loads(path.read_text()) if path.exists() else {}
+    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     data[key] = dict(result, loadavg=os.getloadavg(), date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                      machine="dev machine, 2 cores SHARED with 6 other workers' jobs (load average 8-15)")
-    path.write_text(json.dumps(data, indent=1))
+    write_text_atomic(path, json.dumps(data, indent=1))
     print(key, json.dumps(result, indent=1), flush=True)
 
 
@@ -167,8 +170,8 @@ def sweep(searcher, queries: np.ndarray, truth: np.ndarray, args: argparse.Names
                 times.append(time.perf_counter() - t)
                 found.append(ids[0])
             found = np.array(found)
-            np.save(args.out / f"latency-{args.phase}-{args.tag}-{nprobe}-{rerank}.npy", np.array(times))
-            np.save(args.out / f"cpu-{args.phase}-{args.tag}-{nprobe}-{rerank}.npy", np.array(cpu))
+            write_npy_atomic(args.out / f"latency-{args.phase}-{args.tag}-{nprobe}-{rerank}.npy", np.array(times))
+            write_npy_atomic(args.out / f"cpu-{args.phase}-{args.tag}-{nprobe}-{rerank}.npy", np.array(cpu))
             rec = np.array([len(set(f) & set(t)) / K for f, t in zip(found, truth)])
             row = {"nprobe": nprobe, "rerank": rerank, "p50_ms": round(float(np.percentile(times, 50)) * 1e3, 2),
                    "p95_ms": round(float(np.percentile(times, 95)) * 1e3, 2),
@@ -262,14 +265,27 @@ def update(args: argparse.Namespace) -> dict:
     t2 = time.perf_counter()
     store.close()
     name = "changed.npy" if args.round == 1 else f"changed-{args.round}.npy"
-    np.save(args.out / name, np.concatenate([order[f * PER_FILE:(f + 1) * PER_FILE] for f in picked]))
+    write_npy_atomic(args.out / name, np.concatenate([order[f * PER_FILE:(f + 1) * PER_FILE] for f in picked]))
     manifest, seconds = _finalize(args.out / "index", args.ivf_above)
     truth = exact(np.load(args.out / "base.npy", mmap_mode="r"), np.load(args.out / "queries.npy"))
-    np.save(args.out / "truth-updated.npy", truth)
+    write_npy_atomic(args.out / "truth-updated.npy", truth)
     return {"changed_files": int(len(picked)), "changed_functions": len(items) * PER_FILE,
             "store_units_s": round(t1 - t0, 2), "store_vectors_s": round(t2 - t1, 2),
             "finalize_s": round(seconds, 2), "total_s_excluding_encoding": round(t2 - t0 + seconds, 2),
             "ann_run": manifest.get("ann_run"), "generation": manifest["ann"]["generation"], "peak_rss_mb": peak_mb()}
+
+
+def _without_phase(argv: list[str]) -> list[str]:
+    """The arguments besides ``--phase all`` (``--phase=all`` too), handed to each phase's process."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--phase":
+            skip = True
+        elif not a.startswith("--phase="):
+            out.append(a)
+    return out
 
 
 PHASES = {"data": data, "db": db, "build": build, "query": query, "update": update, "variant": variant,
@@ -293,15 +309,16 @@ def main() -> None:
     p.add_argument("--nlists", type=int, nargs="*", default=[512, 1024], help="realcheck: list counts besides conba's")
     p.add_argument("--codes", default="PQ96x4fs", help="variant phase: FAISS factory code of the list vectors")
     p.add_argument("--tag", default="query", help="results key of the query phase")
-    args = p.parse_args()
+    argv = sys.argv[1:]
+    args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.phase == "all":
         import subprocess
-        import sys
 
+        rest = _without_phase(argv)
         for phase in ["data", "db", "build", "query", "update", "query-after-update"]:
             name = "query" if phase == "query-after-update" else phase
-            cmd = [sys.executable, __file__, "--phase", name, *sys.argv[3:]]
+            cmd = [sys.executable, "-m", "conba.bench.ivf", "--phase", name, *rest]
             if phase == "query-after-update":
                 cmd += ["--tag", phase]
             subprocess.run(cmd, check=True)

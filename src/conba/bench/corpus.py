@@ -1,4 +1,4 @@
-"""The corpus of ``bench_index_scale.py --phase build``: grouped JSONL records, Python standard library
+"""The corpus of ``conba bench index-scale --phase build``: grouped JSONL records, Python standard library
 files and (``--real``) real source trees, copied to ``OUT/tree`` until about ``--target`` functions.
 
 Every record of the grouped JSONL data becomes a source file with its language's extension; standard
@@ -21,18 +21,26 @@ STDLIB_SKIP_DIRS = {"test", "tests", "idle_test", "site-packages", "dist-package
 
 
 def build(args: argparse.Namespace) -> dict:
+    from conba.data.location import data_files
+    from conba.errors import ConfigError
     from conba.source.extract import extract_units
     from conba.syntax.languages import EXTENSIONS
+    from conba.utils.io import write_text_atomic
 
+    if args.data is None:
+        try:
+            args.data = data_files(DATA_FILES, what="--data folder")[0].parent
+        except ConfigError as e:
+            raise SystemExit(str(e)) from None
     tree = args.out / "tree"
     settings = {"target": args.target, "stdlib_share": args.stdlib_share, "seed": args.seed,
                 "data": str(args.data), "stdlib": args.stdlib}
     if args.real:
         settings.update(real=[str(r) for r in args.real], real_share=args.real_share)
     stamp = tree / "BUILD.json"
-    if stamp.exists() and json.loads(stamp.read_text()).get("settings") == settings:
+    if stamp.exists() and json.loads(stamp.read_text(encoding="utf-8")).get("settings") == settings:
         print(f"tree exists: {tree} (delete it to rebuild)")
-        return json.loads(stamp.read_text())
+        return json.loads(stamp.read_text(encoding="utf-8"))
     if tree.exists():
         shutil.rmtree(tree)
     # runs/ is gitignored by the repository; an (empty) .git folder makes the tree its own root,
@@ -91,7 +99,7 @@ def build(args: argparse.Namespace) -> dict:
     result = {"settings": settings, "tree": str(tree), "stdlib_files": std_count, "stdlib_functions": std_funcs,
               "real_files": real_count, "real_functions": real_funcs,
               "data_files": data_count, "data_functions": data_funcs, "functions_by_language": per_language}
-    stamp.write_text(json.dumps(result, indent=2) + "\n")
+    write_text_atomic(stamp, json.dumps(result, indent=2) + "\n")  # last: the tree is complete
     print(f"wrote {std_count} stdlib files ({std_funcs} functions), {real_count} files of real code "
           f"({real_funcs} functions) and {data_count} data files "
           f"({data_funcs} functions) to {tree}")

@@ -1,5 +1,6 @@
-"""The FAISS phases of ``bench_index_scale.py``: ``synthetic`` (conba's flat vs HNSW on random
-vectors or real embeddings) and ``ann1m`` (FAISS search at 1M vectors drawn like real ones).
+"""The FAISS phases of ``conba bench index-scale`` (:mod:`conba.bench.index_scale`): ``synthetic``
+(conba's flat vs HNSW on random vectors or real embeddings) and ``ann1m`` (FAISS search at 1M vectors
+drawn like real ones).
 
 The real embeddings of an index (``--vectors-from INDEX_DIR``: its SQLite ``vectors`` table, one row
 per distinct content) fit a Gaussian (mean + full covariance); N unit vectors are drawn from it and

@@ -1,13 +1,13 @@
-"""Real embeddings for ``bench_ivf.py``: a random sample of the functions of a conba index, encoded with
-a model (default ``default-fast`` on int8 ONNX), written as ``OUT/chunk-NNNNN.npy`` (512 each, float32,
-L2-normalised); resumable (existing chunks are kept), stop it any time.
+"""Real embeddings for ``conba bench ivf`` (:mod:`conba.bench.ivf`): a random sample of the functions of a
+conba index, encoded with a model (default ``default-fast`` on int8 ONNX), written as
+``OUT/chunk-NNNNN.npy`` (512 each, float32, L2-normalised); resumable (existing chunks are kept), stop it any time.
 
 The index only needs its units (``conba index SRC --fast --index DIR`` scans, then encodes longest first;
 stop it once the scan is done). The functions of the dev run (2026-11-27): torch, numpy, scipy, sklearn,
 pandas, networkx, onnx and ray as installed in the venv (``.py``, ``.h``, ``.c``, ``.cpp`` ... copied to a
 folder outside the repository, since conba skips virtualenvs)::
 
-    nice -n 15 python scripts/bench_ivf_encode.py --index /tmp/w6/realidx --out /tmp/w6/real
+    nice -n 15 conba bench ivf-encode --index /tmp/w6/realidx --out /tmp/w6/real
 """
 
 from __future__ import annotations

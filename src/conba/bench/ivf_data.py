@@ -1,5 +1,5 @@
-"""The data of ``bench_ivf.py``: real embeddings padded with a calibrated Gaussian-mixture draw, queries,
-exact truth; and ``realcheck`` (is the pad harder or easier than real code for IVF?)."""
+"""The data of ``conba bench ivf`` (:mod:`conba.bench.ivf`): real embeddings padded with a calibrated
+Gaussian-mixture draw, queries, exact truth; and ``realcheck`` (is the pad harder or easier than real code for IVF?)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import argparse
 from pathlib import Path
 
 import numpy as np
+
+from conba.utils.io import write_npy_atomic
 
 K = 10
 
@@ -83,15 +85,15 @@ def data(args: argparse.Namespace) -> dict:
         base[s:e] = mix.draw(np.random.default_rng([args.seed, s]), e - s)
     base.flush()
     order = np.random.default_rng(args.seed + 1).permutation(n)  # real and synthetic interleaved in the files
-    np.save(args.out / "order.npy", order)
+    write_npy_atomic(args.out / "order.npy", order)
     src = rng.choice(n, args.queries - len(held), replace=False)
     noise = rng.standard_normal((len(src), real.shape[1]), dtype=np.float32) @ mix.factor.T
     noise *= np.sqrt(1 / 0.9**2 - 1) / np.sqrt(np.mean(np.sum(noise**2, 1)))
     pert = base[np.sort(src)] + noise
     queries = np.concatenate([held, pert / np.linalg.norm(pert, axis=1, keepdims=True)]).astype(np.float32)
-    np.save(args.out / "queries.npy", queries)
+    write_npy_atomic(args.out / "queries.npy", queries)
     truth = exact(base, queries)
-    np.save(args.out / "truth.npy", truth)
+    write_npy_atomic(args.out / "truth.npy", truth)
     synth = mix.draw(np.random.default_rng(99), min(len(real), 20_000))
     faiss.omp_set_num_threads(2)
     return {"n": n, "real": int(len(real)), "synthetic": int(n - len(real)), "held_out_real_queries": len(held),
