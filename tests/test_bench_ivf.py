@@ -59,3 +59,29 @@ def test_phases_record_results_and_the_plan_reads_them(tmp_path, monkeypatch):
     assert result["single_shard"]["n"] == 1500 and result["fanout_measured"]["shards"] == 2
     assert [r["functions"] for r in result["plan"]] == [10_000_000, 100_000_000]
     assert result["plan"][1]["shards"] == 100_000_000 // 1500 + 1
+
+
+@pytest.mark.slow
+def test_ivf_encode_writes_unit_chunks_and_resumes(tiny_model, tmp_path, monkeypatch, capsys):
+    import sqlite3
+
+    from conba.bench import ivf_encode
+
+    folder = tmp_path / "idx"
+    folder.mkdir()
+    db = sqlite3.connect(folder / "index.sqlite")
+    db.execute("CREATE TABLE units (hash TEXT, language TEXT, code TEXT)")
+    db.executemany("INSERT INTO units VALUES (?, ?, ?)",
+                   [(f"h{i}", "python", f"def f{i}(x):\n    return x + {i}\n") for i in range(600)])
+    db.commit()
+    db.close()
+    args = ["--index", str(folder), "--out", str(tmp_path / "real"), "-m", tiny_model, "--engine", "torch",
+            "--device", "cpu", "--dtype", "float32"]
+    _run(monkeypatch, ivf_encode.main, *args)
+    chunks = sorted((tmp_path / "real").glob("chunk-*.npy"))
+    assert [c.name for c in chunks] == ["chunk-00000.npy"]  # 600 functions: one full chunk of 512
+    x = np.load(chunks[0])
+    assert x.shape[0] == ivf_encode.CHUNK and x.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(x, axis=1), 1, atol=1e-4)
+    _run(monkeypatch, ivf_encode.main, *args)
+    assert "1 chunks already" in capsys.readouterr().out  # resumed: nothing encoded again

@@ -28,6 +28,8 @@ def main() -> None:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("-m", "--model", default="default-fast")
     p.add_argument("--engine", default="onnx")
+    p.add_argument("--device", help="where the torch engine encodes (auto, cpu, cuda[:N], mps; default the CPU)")
+    p.add_argument("--dtype", help="the torch engine's precision (auto, float32, float16, bfloat16; default float32)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
     from conba.model import load_model
@@ -36,7 +38,7 @@ def main() -> None:
     rows = db.execute("SELECT hash, min(language), min(code) FROM units GROUP BY hash ORDER BY hash").fetchall()
     order = np.random.default_rng(args.seed).permutation(len(rows))
     args.out.mkdir(parents=True, exist_ok=True)
-    model = load_model(args.model)
+    model = load_model(args.model, device=args.device, dtype=args.dtype)
     done = len(list(args.out.glob("chunk-*.npy")))
     print(f"{len(rows)} distinct functions; {done} chunks already", flush=True)
     t0 = time.time()
