@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import math
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,7 @@ from conba.text import code_tokens
 
 MIN_SCORE = 0.3          # a line pair scores at least this to be aligned
 MAX_CELLS = 4_000_000    # n x m above this: align the first lines only (a 2000-line function on each side)
+DENSE_CELLS = 200_000    # n x k x m up to this: line scores in numpy, above it as sparse products
 
 # keywords and operators that say the same thing in different languages, folded to one term
 _FOLD = {"none": "null", "nil": "null", "nullptr": "null", "undefined": "null", "self": "this",
@@ -96,44 +98,69 @@ def comment_lines(lines: list[str], language: str | None = None) -> list[bool]:
     return out
 
 
-def _counts(lines: list[list[str]], vocab: dict[str, int]) -> sparse.csr_matrix:
-    """(len(lines), len(vocab)) CSR: the term counts of each line."""
-    rows = [i for i, terms in enumerate(lines) for _ in terms]
-    cols = [vocab[t] for terms in lines for t in terms]
-    out = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(lines), len(vocab)))
-    out.sum_duplicates()
-    return out
+def _weights(lines: Sequence[Sequence[str]], vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The term counts of each line as canonical CSR entries of a (len(lines), len(vocab)) matrix: ``rows``,
+    ``cols`` (int64, sorted by row, then column) and ``counts`` (float64)."""
+    size = len(vocab)
+    keys = np.fromiter((i * size + vocab[t] for i, terms in enumerate(lines) for t in terms), dtype=np.int64)
+    keys, counts = np.unique(keys, return_counts=True)
+    return keys // size, keys % size, counts.astype(np.float64)
 
 
-def line_scores(a: list[list[str]], b: list[list[str]]) -> np.ndarray:
+def _weigh(rows: np.ndarray, cols: np.ndarray, counts: np.ndarray, idf: np.ndarray, n: int) -> np.ndarray:
+    """The L2-normalised sublinear TF-IDF weight of each entry (the same order)."""
+    data = (1.0 + np.log(counts)) * idf[cols]
+    norm = np.sqrt(np.bincount(rows, weights=data ** 2, minlength=n))
+    return data / norm[rows]  # every stored row has a term: its norm is > 0
+
+
+def line_scores(a: Sequence[Sequence[str]], b: Sequence[Sequence[str]]) -> np.ndarray:
     """float32 (n, m): the TF-IDF cosine of every source line's terms with every target line's (sublinear
-    term frequencies; IDF over the lines of both sides). Sparse products: no BLAS threads, which cost more
-    than they bring on matrices this small."""
+    term frequencies; IDF over the lines of both sides).
+
+    Each cosine is summed term by term in vocabulary order (terms numbered as they first occur in ``a``,
+    then ``b``), as a sparse product sums it: small pairs (``n * k * m <= DENSE_CELLS``, k terms on both
+    sides) in numpy (the products of the shared terms, accumulated), larger ones as sparse products; both
+    give the same bits. No BLAS threads, which cost more than they bring on matrices this small."""
     vocab: dict[str, int] = {}
-    for terms in a + b:
+    for terms in (*a, *b):
         for t in terms:
             vocab.setdefault(t, len(vocab))
-    ca, cb = _counts(a, vocab), _counts(b, vocab)
-    docs = np.bincount(np.r_[ca.indices, cb.indices], minlength=len(vocab))  # (V,) lines holding each term
-    n_docs = sum(1 for t in a + b if t)
+    n, m = len(a), len(b)
+    ra, ca, na = _weights(a, vocab)
+    rb, cb, nb = _weights(b, vocab)
+    docs = np.bincount(np.r_[ca, cb], minlength=len(vocab))  # (V,) lines holding each term
+    n_docs = sum(1 for t in (*a, *b) if t)
     idf = np.log((1.0 + n_docs) / (1.0 + docs)) + 1.0
-
-    def weigh(c: sparse.csr_matrix) -> sparse.csr_matrix:
-        c.data = (1.0 + np.log(c.data)) * idf[c.indices]
-        lengths = np.diff(c.indptr)
-        rows = np.repeat(np.arange(c.shape[0]), lengths)
-        norm = np.sqrt(np.bincount(rows, weights=c.data ** 2, minlength=c.shape[0]))
-        c.data /= norm[rows]  # every stored row has a term: its norm is > 0
-        return c
-
-    return np.asarray((weigh(ca) @ weigh(cb).T).toarray(), dtype=np.float32)
+    wa, wb = _weigh(ra, ca, na, idf, n), _weigh(rb, cb, nb, idf, m)
+    shared = np.flatnonzero(np.bincount(ca, minlength=len(vocab)) * np.bincount(cb, minlength=len(vocab)))
+    if not len(shared):
+        return np.zeros((n, m), dtype=np.float32)
+    if n * len(shared) * m <= DENSE_CELLS:
+        at = np.full(len(vocab), -1)
+        at[shared] = np.arange(len(shared))  # vocabulary id -> column among the shared terms
+        da, db = np.zeros((n, len(shared))), np.zeros((len(shared), m))
+        keep_a, keep_b = at[ca] >= 0, at[cb] >= 0
+        da[ra[keep_a], at[ca[keep_a]]] = wa[keep_a]
+        db[at[cb[keep_b]], rb[keep_b]] = wb[keep_b]
+        # (n, k, m) products summed over k in order, one term after another (accumulate never reorders)
+        out = np.add.accumulate(da[:, :, None] * db[None, :, :], axis=1)[:, -1, :]
+    else:
+        sa = sparse.csr_matrix((wa, (ra, ca)), shape=(n, len(vocab)))
+        sb = sparse.csr_matrix((wb, (rb, cb)), shape=(m, len(vocab)))
+        out = (sa @ sb.T).toarray()
+    return np.asarray(out, dtype=np.float32)
 
 
 def monotone_pairs(scores: np.ndarray, min_score: float = MIN_SCORE) -> list[tuple[int, int]]:
     """The (row, column) pairs, both increasing, with the largest summed score among cells ``>= min_score``
     of ``scores`` (float (n, m)): a weighted longest common subsequence."""
-    n, m = scores.shape
-    w = np.where(scores >= min_score, scores, 0.0).astype(np.float64)
+    keep = scores >= min_score
+    # a row or column without such a cell is never in a pair, and leaving it out changes no other cell's
+    # value nor the path the backtracking takes (it only ever steps over one): the DP runs without them
+    rows, cols = np.flatnonzero(keep.any(axis=1)), np.flatnonzero(keep.any(axis=0))
+    w = np.where(keep, scores, 0.0)[np.ix_(rows, cols)].astype(np.float64)
+    n, m = w.shape
     h = np.zeros((n + 1, m + 1), dtype=np.float64)
     for i in range(1, n + 1):
         cand = np.maximum(h[i - 1, 1:], h[i - 1, :-1] + w[i - 1])
@@ -146,7 +173,7 @@ def monotone_pairs(scores: np.ndarray, min_score: float = MIN_SCORE) -> list[tup
         elif h[i, j] == h[i, j - 1]:
             j -= 1
         else:  # h[i, j] = h[i-1, j-1] + w: a taken pair
-            pairs.append((i - 1, j - 1))
+            pairs.append((int(rows[i - 1]), int(cols[j - 1])))
             i, j = i - 1, j - 1
     return pairs[::-1]
 
@@ -197,7 +224,7 @@ def _blocks(pairs: list[tuple[int, int, float]], empty_a: list[bool], empty_b: l
     return [LineBlock((g[0][0], g[-1][0]), (g[0][1], g[-1][1]), sum(s for *_, s in g) / len(g)) for g in out]
 
 
-def _align_subset(a: list[list[str]], b: list[list[str]], rows: list[int], cols: list[int],
+def _align_subset(a: Sequence[Sequence[str]], b: Sequence[Sequence[str]], rows: list[int], cols: list[int],
                   min_score: float) -> list[tuple[int, int, float]]:
     """Aligned (row, column, score) among the lines ``rows`` of ``a`` and ``cols`` of ``b`` (0-based)."""
     if not rows or not cols:
@@ -216,7 +243,7 @@ def align_code(source: str, target: str, source_first: int = 1, target_first: in
     if len(src_lines) * len(tgt_lines) > MAX_CELLS:
         keep = int(math.sqrt(MAX_CELLS))
         src_lines, tgt_lines = src_lines[:keep], tgt_lines[:keep]
-    a, b = [line_terms(x) for x in src_lines], [line_terms(x) for x in tgt_lines]
+    a, b = [_line_terms(x.strip()) for x in src_lines], [_line_terms(x.strip()) for x in tgt_lines]
     ca, cb = comment_lines(src_lines, languages[0]), comment_lines(tgt_lines, languages[1])
     idx: list[tuple[int, int, float]] = []
     for kind in (False, True):
