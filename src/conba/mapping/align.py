@@ -51,16 +51,30 @@ def line_terms(line: str) -> list[str]:
     return list(_line_terms(line.strip()))
 
 
+_TOKEN_TERMS: dict[str, tuple[str, ...]] = {}  # token -> its terms (none, one, or two for "elif")
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _line_terms(line: str) -> tuple[str, ...]:
     out: list[str] = []
+    known = _TOKEN_TERMS.get
     for tok in code_tokens(line):
-        tok = _FOLD.get(tok, tok)
-        if tok[0].isalpha() and (len(tok) >= 2 or tok in _KEEP_OPERATORS):
-            out.extend(tok.split())
-        elif tok[0].isdigit() or tok in _KEEP_OPERATORS:
-            out.append(tok)
+        terms = known(tok)
+        if terms is None:
+            if len(_TOKEN_TERMS) >= 1 << 17:
+                _TOKEN_TERMS.clear()
+            terms = _TOKEN_TERMS[tok] = _token_terms(tok)
+        out += terms
     return tuple(out)
+
+
+def _token_terms(tok: str) -> tuple[str, ...]:
+    tok = _FOLD.get(tok, tok)
+    if tok[0].isalpha() and (len(tok) >= 2 or tok in _KEEP_OPERATORS):
+        return tuple(tok.split())
+    if tok[0].isdigit() or tok in _KEEP_OPERATORS:
+        return (tok,)
+    return ()
 
 
 _HASH_COMMENTS = {"python", "ruby", "shell", "bash", "r", "perl", "yaml", "toml"}
