@@ -14,7 +14,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 NAME = re.compile(r"CONBA_[A-Z][A-Z0-9_]*")
 TEST_HOOKS = {"CONBA_INDEX_TEST_DELAY",  # sleeps after each index commit, for the crash tests
-              "CONBA_ANN_TEST_KILL"}  # kills an IVF update at a named step (tests/test_index_ivf_kill.py)
+              "CONBA_ANN_TEST_KILL",  # kills an IVF update at a named step (tests/test_index_ivf_kill.py)
+              "CONBA_REBUILD_TEST_KILL"}  # kills `conba index --rebuild` at a named step (test_index_rebuild_swap.py)
 
 
 def env_names(text: str) -> set[str]:

@@ -46,7 +46,8 @@ __all__ = ["index", "index_option", "parse_size", "resolve_index_dir", "resolve_
               help="Skip source files larger than this (e.g. 500KB, 2MB).")
 @batch_size_option
 @placement_options(help="Where to encode")
-@click.option("--rebuild", is_flag=True, help="Start from an empty index (e.g. to switch models).")
+@click.option("--rebuild", is_flag=True, help="Start from an empty index (e.g. to switch models), built beside "
+              "the old one, which stays readable until the new one is swapped in (docs/SCALE.md).")
 @click.option("--rebuild-vectors", is_flag=True,
               help="Rebuild the vector structure from the stored vectors (no PATHS, no encoding): above 200k "
                    "functions the IVF lists are retrained beside the old ones, which serve until the swap. A run "

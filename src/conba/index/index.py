@@ -32,8 +32,9 @@ from conba.clones.threshold import resolve_threshold
 from conba.data.records import DataError
 from conba.errors import ConfigError
 from conba.index import builder, identity, lexical_file, vector_file
+from conba.index import rebuild as swap
 from conba.index import vectors as vec
-from conba.index.ann_ivf import ANN_DIR, IVF_ABOVE
+from conba.index.ann_ivf import IVF_ABOVE
 from conba.index.defaults import DEFAULT_INDEX_DIR, INDEX_ENV, default_index_dir
 from conba.index.errors import (
     CodeIndexError,
@@ -70,7 +71,8 @@ class Index:
 
     Writing (``add``, ``rebuild``) takes the folder's lock: while another process writes the same
     index this raises :class:`IndexBusyError`, or with ``wait=True`` waits for it (calling
-    ``on_wait(pid)`` first). With ``rebuild`` the lock is held from the wipe until :meth:`close`."""
+    ``on_wait(pid)`` first). ``rebuild`` builds a new index beside this one, swapped in when ``add`` completes
+    (:mod:`conba.index.rebuild`); its lock is held from the start until :meth:`close`."""
 
     placement: Placement = (None, None)  # --device, --dtype of the model (conba.index.placement)
 
@@ -88,9 +90,10 @@ class Index:
             raise CodeIndexError(f"{self.path}: not an index folder (it is a file)")
         self._lock = IndexLock(self.path)
         self._wait, self._on_wait = wait, on_wait
+        self._target: Path | None = None  # rebuilding: the index that self.path (PATH.rebuild) replaces at the end
         if rebuild:
             self._lock.acquire(wait=wait, on_wait=on_wait)
-            self._wipe()
+            self._target, self.path = self.path, swap.begin(self.path, model, view, engine, model_options)
         self._created = False  # this object made the folder: a first run that fails removes it again
         self._failed = False
         if not (self.path / DB_NAME).exists():
@@ -115,16 +118,12 @@ class Index:
                 self._check_model(self._model)
             elif model is not None:
                 _ = self.model  # load now, so a mismatch is reported before any work
-        except BaseException:
+        except BaseException as exc:
+            swap.on_error(self, exc)
             self._remove_if_new()
             raise
 
     # ------------------------------------------------------------------ lifecycle
-    def _wipe(self) -> None:
-        for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", VECTORS_NAME, LEXICAL_NAME, MANIFEST_NAME):
-            (self.path / name).unlink(missing_ok=True)
-        shutil.rmtree(self.path / ANN_DIR, ignore_errors=True)
-
     def _remove_if_new(self) -> None:
         """Remove the folder again when this object created it and no run has completed in it."""
         try:
@@ -221,6 +220,7 @@ class Index:
         self._lock.acquire(wait=self._wait, on_wait=self._on_wait)
         try:
             report = self._add(paths, model, max_file_size, batch_size, commit_every, show_progress, encoder)
+            swap.finish(self, DB_NAME)  # a rebuild: the new index replaces the old one now
         except Exception as exc:
             self._record_failure(exc)
             self._failed = True  # close() removes a new folder in which no run has completed
@@ -235,7 +235,7 @@ class Index:
         report = AddReport(engine=self.engine, view=getattr(model, "view", None) or "raw")
         # scan stages the changes (conba.index.staging): until commit the index stays readable as it was
         changed = self._db(builder.scan, self.store, paths, report, max_file_size=max_file_size,
-                           exclude=[self.path])
+                           exclude=swap.excluded(self))
         report.vectors_repaired = self._db(self.store.drop_corrupt_vectors)  # re-encoded just below
         self._db(encoder or builder.encode_missing, self.store, model, report, batch_size=batch_size,
                  commit_every=commit_every, show_progress=show_progress, engine=self.engine)

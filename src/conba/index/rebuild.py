@@ -1,0 +1,126 @@
+"""``conba index --rebuild`` beside the old index, swapped in at the end: the old one stays readable meanwhile.
+
+A rebuild (``Index(..., rebuild=True)``) writes a complete new index into the sibling folder
+``PATH.rebuild`` while holding ``PATH``'s writer lock; ``PATH`` is not touched, so search, clones, map and
+serve keep answering from it. When the new index is complete (its manifest written, state ``ready``),
+:func:`finish` exchanges the two folders in one step and deletes the old one:
+
+- on Linux with ``renameat2(RENAME_EXCHANGE)``: ``PATH`` is the old index until the exchange and the new
+  one after it, never missing; the new folder's lock file is taken before the exchange, so a writer
+  waiting on ``PATH/index.lock`` keeps waiting across it;
+- elsewhere with :func:`conba.utils.io.replace_dir` (two renames; a kill between them leaves the old
+  index at ``PATH.old``).
+
+A rebuild killed before the exchange leaves ``PATH`` as it was and its work in ``PATH.rebuild``, marked by
+``rebuild.json`` with what was asked (model, view, engine, options): the same ``--rebuild`` again resumes it
+(the vectors it committed are reused); another request, or a folder without the mark (e.g. the old index a
+kill left there after the exchange), is removed first. ``CONBA_REBUILD_TEST_KILL`` (crash tests) kills the
+process at a named step: ``encoded`` (new index complete, not yet swapped: the re-run encodes nothing),
+``swapped`` (after the exchange, before the old folder is removed).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import shutil
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from conba.index.errors import ModelMismatchError
+from conba.index.identity import model_label
+from conba.index.lock import LOCK_NAME, IndexLock
+from conba.index.store import Store
+from conba.utils.io import read_json, replace_dir, sibling, write_json_atomic
+
+__all__ = ["MARK", "SUFFIX", "begin", "exchange_dirs", "excluded", "finish", "on_error", "work_dir"]
+SUFFIX = ".rebuild"
+MARK = "rebuild.json"  # in PATH.rebuild while it holds a rebuild in progress
+KILL_ENV = "CONBA_REBUILD_TEST_KILL"
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2
+
+
+def _test_kill(step: str) -> None:
+    if os.environ.get(KILL_ENV) == step:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def work_dir(path: str | os.PathLike) -> Path:
+    """Where a rebuild of the index at ``path`` is written: ``PATH.rebuild``."""
+    return sibling(Path(path), SUFFIX)
+
+
+def begin(target: Path, model: Any, view: str | None, engine: str | None, options: dict | None) -> Path:
+    """The folder a rebuild of ``target`` writes into (the caller holds ``target``'s lock). A killed rebuild
+    asked with the same model (name or path), view, engine and options is resumed there; anything else
+    there is removed. A model given as an object is never resumed."""
+    work = work_dir(target)
+    request = None if not (model is None or isinstance(model, (str, os.PathLike))) else \
+        {"model": model_label(model), "view": view, "engine": engine, "options": dict(options or {})}
+    try:
+        resumable = request is not None and read_json(work / MARK) == request
+    except (OSError, ValueError):
+        resumable = False
+    if not resumable and work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(work / MARK, request)
+    return work
+
+
+def excluded(idx: Any) -> list[Path]:
+    """The folders a scan of ``idx``'s run skips: the index being written, and the old index or the rebuild."""
+    return [Path(idx.path), Path(idx._target) if idx._target is not None else work_dir(idx.path)]
+
+
+def on_error(idx: Any, exc: BaseException) -> None:
+    """A rebuild whose resumed folder refuses the model (its files changed since): forget that folder."""
+    if idx._target is not None and isinstance(exc, ModelMismatchError):
+        shutil.rmtree(idx.path, ignore_errors=True)
+
+
+def exchange_dirs(a: Path, b: Path) -> bool:
+    """Exchange the folders ``a`` and ``b`` in one step (Linux ``renameat2``); True when done. Where the
+    kernel or file system cannot, ``a`` replaces ``b`` with :func:`replace_dir` instead (False; ``a`` is gone)."""
+    fn = None
+    if sys.platform.startswith("linux"):
+        try:
+            fn = ctypes.CDLL(None, use_errno=True).renameat2
+        except (OSError, AttributeError):
+            fn = None
+    if fn is not None:
+        if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+            return True
+        err = ctypes.get_errno()
+        if err not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP):
+            raise OSError(err, f"cannot swap the rebuilt index in: {os.strerror(err)}", str(a), None, str(b))
+    replace_dir(a, b)
+    return False
+
+
+def finish(idx: Any, db_name: str) -> None:
+    """Swap the completed rebuild ``idx.path`` in for ``idx._target`` and point ``idx`` at it; the old
+    index is deleted. ``idx`` holds the target's lock; its depth moves to the new folder's lock file.
+    Nothing to do when ``idx`` is not rebuilding."""
+    if idx._target is None:
+        return
+    work, target = Path(idx.path), Path(idx._target)
+    _test_kill("encoded")
+    idx.store.close()
+    old_lock, new_lock = idx._lock, IndexLock(work)
+    new_lock.acquire()  # nobody else can hold it: only the holder of target's lock writes PATH.rebuild
+    (work / MARK).unlink()  # the new index is no rebuild in progress; after the exchange, the old one is none either
+    exchange_dirs(work, target)
+    _test_kill("swapped")
+    new_lock.folder, new_lock.path = target, target / LOCK_NAME
+    new_lock._depth = old_lock._depth
+    old_lock.folder, old_lock.path = work, work / LOCK_NAME  # its file: the old index's (gone after replace_dir)
+    while old_lock.held:
+        old_lock.release()
+    idx._lock, idx._target, idx.path = new_lock, None, target
+    idx.store = Store(target / db_name)
+    idx._faiss = idx._lexical = None  # read again from the folder now in place
+    shutil.rmtree(work, ignore_errors=True)  # the old index (after an exchange)
