@@ -23,6 +23,7 @@ Glossary: n source lines, m target lines.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import textwrap
 from collections.abc import Sequence
@@ -116,8 +117,10 @@ def _weights(lines: Sequence[Sequence[str]], vocab: dict[str, int]) -> tuple[np.
     """The term counts of each line as canonical CSR entries of a (len(lines), len(vocab)) matrix: ``rows``,
     ``cols`` (int64, sorted by row, then column) and ``counts`` (float64)."""
     size = len(vocab)
-    keys = np.fromiter((i * size + vocab[t] for i, terms in enumerate(lines) for t in terms), dtype=np.int64)
-    keys, counts = np.unique(keys, return_counts=True)
+    rows = np.repeat(np.arange(len(lines), dtype=np.int64), [len(terms) for terms in lines])
+    cols = np.fromiter(map(vocab.__getitem__, itertools.chain.from_iterable(lines)), dtype=np.int64,
+                       count=len(rows))
+    keys, counts = np.unique(rows * size + cols, return_counts=True)
     return keys // size, keys % size, counts.astype(np.float64)
 
 
@@ -136,10 +139,7 @@ def line_scores(a: Sequence[Sequence[str]], b: Sequence[Sequence[str]]) -> np.nd
     then ``b``), as a sparse product sums it: small pairs (``n * k * m <= DENSE_CELLS``, k terms on both
     sides) in numpy (the products of the shared terms, accumulated), larger ones as sparse products; both
     give the same bits. No BLAS threads, which cost more than they bring on matrices this small."""
-    vocab: dict[str, int] = {}
-    for terms in (*a, *b):
-        for t in terms:
-            vocab.setdefault(t, len(vocab))
+    vocab = {t: i for i, t in enumerate(dict.fromkeys(itertools.chain.from_iterable((*a, *b))))}
     n, m = len(a), len(b)
     ra, ca, na = _weights(a, vocab)
     rb, cb, nb = _weights(b, vocab)
