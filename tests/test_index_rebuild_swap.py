@@ -5,6 +5,7 @@ and a rebuild gives the same results as a fresh index."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -170,3 +171,21 @@ def test_serve_keeps_its_snapshot_across_the_swap_then_reloads_the_rebuilt_index
     assert holder.refresh() and holder.snapshot.generation == 2
     assert hits() == fresh["changed"] != before
     holder.close_now()
+
+
+def test_without_renameat2_the_rebuild_replaces_the_folder(tmp_path, tiny_model, fresh, monkeypatch):
+    import conba.index.rebuild as rebuild
+
+    monkeypatch.setattr(rebuild.sys, "platform", "darwin")  # no renameat2: utils.io.replace_dir's two renames
+    proj, folder = _changed_project(tmp_path, tiny_model)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "new").write_text("n")
+    (tmp_path / "b").mkdir()
+    assert not rebuild.exchange_dirs(tmp_path / "a", tmp_path / "b")  # replaced, not exchanged
+    assert not (tmp_path / "a").exists() and [p.name for p in (tmp_path / "b").iterdir()] == ["new"]
+    shutil.rmtree(tmp_path / "b")
+    with Index(folder, model=tiny_model, rebuild=True) as idx:
+        idx.add([proj])
+        assert idx.search(PROBES[0], k=1)
+    assert _results(folder) == fresh["changed"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx", "proj"]
