@@ -57,11 +57,12 @@ def test_tool_imports_and_shows_its_help(group: str, name: str, module: str):
     assert f"usage: conba {group} {name}" in res.output
 
 
-@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.name)
-def test_what_is_left_in_scripts_parses_and_its_conba_names_exist(path: Path):
-    """Checked from the source (parsed, never executed or loaded by path)."""
-    compile(path.read_text(encoding="utf-8"), str(path), "exec")
-    _check_names(path)
+def test_what_is_left_in_scripts_parses_and_its_conba_names_exist():
+    """Checked from the source (parsed, never executed or loaded by path); today scripts/ holds no Python,
+    so this guards what is added there later."""
+    for path in SCRIPTS:
+        compile(path.read_text(encoding="utf-8"), str(path), "exec")
+        _check_names(path)
 
 
 def test_nothing_loads_a_script_by_path():
