@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from conba.cli.passthrough import passthrough
+from conba.cli.passthrough import add_passthroughs
 
 # name -> (module with an argparse main(), one-line summary)
 TOOLS = {
@@ -34,5 +34,4 @@ TOOLS = {
 
 
 def add_tools(group: click.Group) -> None:
-    for name, (module, summary) in TOOLS.items():
-        group.add_command(passthrough(name, module, summary, "conba experiment"))
+    add_passthroughs(group, TOOLS, "conba experiment")

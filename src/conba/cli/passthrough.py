@@ -28,3 +28,9 @@ def passthrough(name: str, module: str, summary: str, prog: str) -> click.Comman
         raise SystemExit(code or 0)
 
     return command
+
+
+def add_passthroughs(group: click.Group, tools: dict[str, tuple[str, str]], prog: str) -> None:
+    """Add one :func:`passthrough` command to ``group`` per ``tools`` entry: name -> (module, summary)."""
+    for name, (module, summary) in tools.items():
+        group.add_command(passthrough(name, module, summary, prog))
