@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
@@ -171,12 +170,6 @@ def save_readout(readout: Readout, directory: str | os.PathLike[str]) -> None:
 
 def load_readout(directory: str | os.PathLike[str], width: int) -> Readout:
     """The read-out saved by :func:`save_readout` (bit-exact)."""
-    from conba.utils.saved import load_state, read_config
+    from conba.utils.saved import load_built
 
-    directory = Path(directory)
-    config = read_config(directory, ReadoutConfig, CONFIG_NAME)
-    try:
-        readout = Readout(config, width)
-    except ConfigError as err:
-        raise ConfigError(f"{err} in {directory / CONFIG_NAME}") from None
-    return load_state(readout, directory, WEIGHTS_NAME, CONFIG_NAME)
+    return load_built(directory, ReadoutConfig, CONFIG_NAME, WEIGHTS_NAME, lambda config: Readout(config, width))

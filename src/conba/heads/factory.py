@@ -15,13 +15,12 @@ from typing import Any
 
 import torch
 
-from conba.errors import ConfigError
 from conba.heads.base import Head
 from conba.heads.baselines import LinearHead, PoolingHead
 from conba.heads.config import HeadConfig, upgrade_legacy
 from conba.heads.seed_layer import ConbaLayer
 from conba.heads.selective_scan import ConbaScan
-from conba.utils.saved import load_state, read_config, save_module
+from conba.utils.saved import load_built, save_module
 
 CONFIG_NAME = "head_config.json"
 WEIGHTS_NAME = "head.safetensors"
@@ -52,9 +51,4 @@ def load_head(directory: str | os.PathLike[str], device: str | torch.device = "c
     directory = Path(directory)
     if not directory.is_dir():
         raise FileNotFoundError(f"head directory not found: {directory}")
-    config = read_config(directory, HeadConfig, CONFIG_NAME, upgrade=upgrade_legacy)
-    try:
-        head = build_head(config)
-    except ConfigError as err:
-        raise ConfigError(f"{err} in {directory / CONFIG_NAME}") from None
-    return load_state(head, directory, WEIGHTS_NAME, CONFIG_NAME).to(device)
+    return load_built(directory, HeadConfig, CONFIG_NAME, WEIGHTS_NAME, build_head, upgrade=upgrade_legacy).to(device)

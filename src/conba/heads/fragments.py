@@ -42,7 +42,7 @@ from conba.heads.config import HeadConfig
 from conba.heads.seed_layer import ConbaLayer
 from conba.heads.selective_scan import ConbaScan
 from conba.utils.config_keys import JsonConfig
-from conba.utils.saved import load_state, read_config, save_module
+from conba.utils.saved import load_built, save_module
 
 READERS: tuple[str, ...] = ("conba", "conba-scan", "mean", "max", "first", "linear", "attention")
 TRAINED: tuple[str, ...] = ("conba", "conba-scan", "linear", "attention")
@@ -184,9 +184,4 @@ def load_fragment_head(directory: str | os.PathLike[str], device: str | torch.de
     directory = Path(directory)
     if not directory.is_dir():
         raise FileNotFoundError(f"fragment head directory not found: {directory}")
-    config = read_config(directory, FragmentConfig, CONFIG_NAME)
-    try:
-        head = build_fragment_head(config)
-    except ConfigError as err:
-        raise ConfigError(f"{err} in {directory / CONFIG_NAME}") from None
-    return load_state(head, directory, WEIGHTS_NAME, CONFIG_NAME).to(device)
+    return load_built(directory, FragmentConfig, CONFIG_NAME, WEIGHTS_NAME, build_fragment_head).to(device)

@@ -9,13 +9,14 @@ weights that do not fit the module, :class:`ConfigError` for an unknown config k
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 
-from conba.errors import FormatError
+from conba.errors import ConfigError, FormatError
 from conba.utils.config_keys import JsonConfig
 from conba.utils.io import atomic_write, read_json
 
@@ -78,3 +79,15 @@ def load_state(module: nn.Module, directory: str | Path, weights_name: str, conf
     except RuntimeError as err:
         raise FormatError(f"{path}: weights do not match {Path(directory) / config_name} ({_one_line(err)})") from None
     return module
+
+
+def load_built(directory: str | Path, config_cls: type[JsonConfig], config_name: str, weights_name: str,
+               build: Callable[[Any], nn.Module], upgrade: Any = None) -> nn.Module:
+    """:func:`read_config`, ``build(config)`` (its ConfigError names the config file), then :func:`load_state`."""
+    directory = Path(directory)
+    config = read_config(directory, config_cls, config_name, upgrade=upgrade)
+    try:
+        module = build(config)
+    except ConfigError as err:
+        raise ConfigError(f"{err} in {directory / config_name}") from None
+    return load_state(module, directory, weights_name, config_name)
