@@ -20,19 +20,9 @@ from conba_research.browser import serve_page as _page
 
 def look(report: str | Path, screenshot: str | Path | None = None, width: int = 1400, height: int = 1000) -> dict:
     """{alerts, bars, statuses (section headings in order, first file), pairs, highlighted} of the page."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
 
-    paths = _page.browser_paths()
-    if paths is None:
-        raise RuntimeError("chromium and chromedriver are needed (apt-get install chromium chromium-driver)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = paths[0]
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={width},{height}",
-                "--disable-gpu"):
-        options.add_argument(arg)
-    browser = webdriver.Chrome(service=Service(paths[1]), options=options)
+    browser = _page.headless_chromium(width, height)
     try:
         browser.get(Path(report).resolve().as_uri())
         alerts = 0

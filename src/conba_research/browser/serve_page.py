@@ -30,24 +30,30 @@ def browser_paths() -> tuple[str, str] | None:
     return (chrome, driver) if chrome and driver else None
 
 
-def drive(url: str, code: str = QUERY, language: str = "java", k: int = 4,
-          screenshot: str | Path | None = None, timeout: float = 60) -> list[dict[str, str]]:
-    """Open the page at ``url``, paste ``code``, filter hits to ``language``, search; return the hits shown."""
+def headless_chromium(width: int = 1400, height: int = 1000):  # -> selenium.webdriver.Chrome
+    """A headless Chromium window of ``width`` x ``height`` pixels; the caller quits it."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import Select, WebDriverWait
 
     paths = browser_paths()
     if paths is None:
         raise RuntimeError("chromium and chromedriver are needed (apt-get install chromium chromium-driver)")
     options = webdriver.ChromeOptions()
     options.binary_location = paths[0]
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000",
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={width},{height}",
                 "--disable-gpu"):
         options.add_argument(arg)
-    browser = webdriver.Chrome(service=Service(paths[1]), options=options)
+    return webdriver.Chrome(service=Service(paths[1]), options=options)
+
+
+def drive(url: str, code: str = QUERY, language: str = "java", k: int = 4,
+          screenshot: str | Path | None = None, timeout: float = 60) -> list[dict[str, str]]:
+    """Open the page at ``url``, paste ``code``, filter hits to ``language``, search; return the hits shown."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    browser = headless_chromium()
     try:
         wait = WebDriverWait(browser, timeout)
         browser.get(url)
