@@ -30,7 +30,7 @@ from conba.errors import ConfigError
 from conba.index.errors import CorruptIndexError
 from conba.index.vectors import file_sha256
 from conba.utils.ann import faiss_module
-from conba.utils.io import atomic_write
+from conba.utils.io import atomic_write, write_npy_atomic
 
 IVF_ABOVE = 200_000  # exact IndexFlatIP up to here (≈ 10 ms a query at 200k on one core)
 NPROBE = 64
@@ -117,11 +117,7 @@ def write_ivf(ivf: Any, path: Path) -> str:
 
 
 def write_ids(ids: np.ndarray, path: Path) -> str:
-    def save(tmp: Path) -> None:
-        with open(tmp, "wb") as fh:
-            np.save(fh, np.ascontiguousarray(ids, dtype=np.int64), allow_pickle=False)
-
-    atomic_write(path, save)
+    write_npy_atomic(path, np.ascontiguousarray(ids, dtype=np.int64))
     return file_sha256(path)
 
 
