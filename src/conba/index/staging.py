@@ -59,9 +59,7 @@ def commit(store: Store, **meta: str | None) -> None:
     """Replace the staged files' rows by the staged ones, drop the removed files and set ``meta``, in one
     transaction; the staging tables are empty afterwards."""
     with store.transaction() as db:
-        changed = [p for (p,) in db.execute("SELECT path FROM staged_files ORDER BY rowid")]
-        for path in changed:
-            db.execute("DELETE FROM units WHERE file = ?", (path,))
+        db.execute("DELETE FROM units WHERE file IN (SELECT path FROM staged_files)")
         db.execute("DELETE FROM files WHERE path IN (SELECT path FROM staged_files WHERE removed = 1)")
         db.execute("INSERT OR REPLACE INTO files(path, language, size, mtime_ns) "
                    "SELECT path, language, size, mtime_ns FROM staged_files WHERE removed = 0 ORDER BY rowid")
