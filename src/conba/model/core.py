@@ -201,15 +201,14 @@ class ConbaModel(nn.Module):
             from conba.syntax.view import apply_views
 
             codes, _ = apply_views(codes, languages, view)
-        from conba.engine import ENGINES, length_sorted_batches, pad_token_id
+        from conba.engine import ENGINES
         from conba.engine.batching import plan_batches
         from conba.engine.chunks import check_max_chunks, chunk_ids, pool_chunks
         from conba.settings import apply_threads
 
         if engine not in ENGINES:
             raise ConfigError(f"unknown engine {engine!r} ({', '.join(ENGINES)})")
-        device = self.device
-        plan = plan_batches(device, batch_size, max_batch_tokens)
+        plan = plan_batches(self.device, batch_size, max_batch_tokens)
         self.eval()
         apply_threads()
         out = torch.zeros(len(codes), self.dim)
@@ -217,22 +216,10 @@ class ConbaModel(nn.Module):
             chunks = chunk_ids(self.backbone, codes, check_max_chunks(
                 self.max_chunks if max_chunks is None else max_chunks),
                 prompt=self.backbone.prompt(prompt_name, prompt))  # one tokenizer pass
-            owner = chunks.owner
             if show_progress_bar is None:
                 show_progress_bar = len(chunks.ids) > 4 * plan.batch_size and sys.stderr.isatty()
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=len(chunks.ids), desc="encode", unit="window", disable=not show_progress_bar)
-            windows = torch.zeros(len(chunks.ids), self.dim)
-            with self.backbone.prompt_scope(chunks.prompt_tokens):
-                for batch in length_sorted_batches(chunks.ids, plan.batch_size, pad_token_id(self.backbone.tokenizer),
-                                                   plan.max_tokens, left=self.backbone.left_padding):
-                    lang_ids = self.head.language_ids([languages[owner[i]] for i in batch.index]).to(device)
-                    emb = self._embed_batch(batch.input_ids.to(device), batch.attention_mask.to(device), lang_ids,
-                                            engine).float()
-                    windows[batch.index] = emb.cpu()
-                    bar.update(len(batch.index))
-            bar.close()
+            windows = self._embed_windows(chunks, languages, plan.batch_size, plan.max_tokens, engine,
+                                          show_progress_bar)
             out = windows if len(chunks.ids) == len(codes) else pool_chunks(windows, chunks, len(codes))
         if normalize:
             out = torch.nn.functional.normalize(out, dim=-1)
@@ -241,6 +228,28 @@ class ConbaModel(nn.Module):
         if convert_to_tensor:
             return out
         return out.numpy() if convert_to_numpy else out
+
+    def _embed_windows(self, chunks: Any, languages: Sequence[str], batch_size: int, max_tokens: int | None,
+                       engine: str, show_progress_bar: bool, desc: str = "encode") -> torch.Tensor:
+        """Every window of ``chunks`` (:func:`conba.engine.chunks.chunk_ids`) through the model in
+        length-sorted batches; ``languages``: one per snippet. Returns float32 (c, d) on the CPU, c windows."""
+        from tqdm.auto import tqdm
+
+        from conba.engine import length_sorted_batches, pad_token_id
+
+        device, owner = self.device, chunks.owner
+        bar = tqdm(total=len(chunks.ids), desc=desc, unit="window", disable=not show_progress_bar)
+        windows = torch.zeros(len(chunks.ids), self.dim)
+        with self.backbone.prompt_scope(chunks.prompt_tokens):
+            for batch in length_sorted_batches(chunks.ids, batch_size, pad_token_id(self.backbone.tokenizer),
+                                               max_tokens, left=self.backbone.left_padding):
+                lang_ids = self.head.language_ids([languages[owner[i]] for i in batch.index]).to(device)
+                emb = self._embed_batch(batch.input_ids.to(device), batch.attention_mask.to(device), lang_ids,
+                                        engine).float()
+                windows[batch.index] = emb.cpu()
+                bar.update(len(batch.index))
+        bar.close()
+        return windows
 
     def encode_query(self, codes: str | Sequence[str], languages: str | Sequence[str] | None = None,
                      **kwargs: Any) -> np.ndarray | torch.Tensor:

@@ -64,9 +64,6 @@ def encode_fragments(model, codes: Sequence[str], languages: Sequence[str] | Non
     Returns:
         Fragments with vectors (n, max_fragments, d)
     """
-    from tqdm.auto import tqdm
-
-    from conba.engine import length_sorted_batches, pad_token_id
     from conba.engine.chunks import chunk_ids
     from conba.settings import apply_threads
     from conba.syntax.view import apply_views, check_view
@@ -82,17 +79,9 @@ def encode_fragments(model, codes: Sequence[str], languages: Sequence[str] | Non
         codes, _ = apply_views(codes, langs, view)
     model.eval()
     apply_threads()
-    chunks = chunk_ids(model.backbone, codes, max_fragments)
-    windows = torch.zeros(len(chunks.ids), model.dim)
-    bar = tqdm(total=len(chunks.ids), desc="fragments", unit="window", disable=not show_progress_bar)
-    for batch in length_sorted_batches(chunks.ids, batch_size, pad_token_id(model.backbone.tokenizer),
-                                       max_batch_tokens):
-        lang_ids = model.head.language_ids([langs[chunks.owner[i]] for i in batch.index]).to(model.device)
-        emb = model._embed_batch(batch.input_ids.to(model.device), batch.attention_mask.to(model.device),
-                                 lang_ids, "torch").float()
-        windows[batch.index] = emb.cpu()
-        bar.update(len(batch.index))
-    bar.close()
+    chunks = chunk_ids(model.backbone, codes, max_fragments, prompt=model.backbone.prompt())
+    windows = model._embed_windows(chunks, langs, batch_size, max_batch_tokens, "torch", show_progress_bar,
+                                   desc="fragments")
     return Fragments.pack(windows.numpy(), chunks.owner, chunks.weight, len(codes), max_fragments)
 
 
