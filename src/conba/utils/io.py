@@ -157,6 +157,8 @@ def replace_dir(src: str | Path, dst: str | Path) -> None:
     src, dst = Path(src), Path(dst)
     old = sibling(dst, ".old")
     if dst.exists():
+        # dst is complete (it only ever appears by a rename of a complete folder), so a dst.old beside it is
+        # stale (a crash after the swap): a crash mid-rmtree leaves dst whole, and existing_dir prefers dst
         shutil.rmtree(old, ignore_errors=True)
         os.replace(dst, old)
     os.replace(src, dst)
