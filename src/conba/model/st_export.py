@@ -29,15 +29,14 @@ from typing import Any
 
 from torch import nn
 
+from conba.encoder.st_modules import LEGACY_POOLING
 from conba.model.core import ModelError
 from conba.utils.io import write_json_atomic
 from conba.utils.versions import package_version
 
 POOLING_DIR = "1_Pooling"
-LEGACY_POOLING = {"pooling_mode_cls_token": "cls", "pooling_mode_mean_tokens": "mean",
-                  "pooling_mode_max_tokens": "max", "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens",
-                  "pooling_mode_weightedmean_tokens": "weightedmean", "pooling_mode_lasttoken": "lasttoken"}
-CLASSIC_KEYS = list(LEGACY_POOLING)[:4]  # every sentence-transformers since 2.x reads these; the others when used
+CLASSIC_KEYS = list(LEGACY_POOLING)[:4]  # cls, max, mean, mean_sqrt_len: every sentence-transformers since 2.x
+# reads these; the others are written when used
 ST_FILES = ("modules.json", "config_sentence_transformers.json")
 IDENTITY = "torch.nn.modules.linear.Identity"
 
