@@ -39,6 +39,7 @@ from torch import nn
 
 from conba.errors import ConfigError
 from conba.heads.config import HeadConfig
+from conba.heads.pooling import first_token
 from conba.heads.seed_layer import ConbaLayer
 from conba.heads.selective_scan import ConbaScan
 from conba.utils.config_keys import JsonConfig
@@ -144,7 +145,7 @@ class FragmentHead(nn.Module):
         if self.config.single == "head":
             return self._read(x, m, w)
         # one fragment: returned as it is; the head runs only on the others, cut to their longest
-        out = x[torch.arange(x.shape[0], device=x.device), m.to(torch.uint8).argmax(dim=1)]
+        out = first_token(x, m)
         many = m.sum(dim=1) > 1
         if bool(many.any()):
             pos = torch.arange(x.shape[1], device=x.device)
@@ -158,7 +159,7 @@ class FragmentHead(nn.Module):
         if reader in ("conba", "conba-scan"):
             return self.inner(x, m)
         if reader == "first":
-            return x[torch.arange(x.shape[0], device=x.device), m.to(torch.uint8).argmax(dim=1)]
+            return first_token(x, m)
         if reader == "max":
             return x.masked_fill(~m[..., None], float("-inf")).amax(dim=1).nan_to_num(0.0, neginf=0.0)
         if reader == "attention":
