@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS staged_files (
 CREATE TABLE IF NOT EXISTS staged_units (
     file TEXT NOT NULL, qualname TEXT NOT NULL, language TEXT NOT NULL, start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL, kind TEXT NOT NULL, hash TEXT NOT NULL, code TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS staged_units_file ON staged_units(file);
 """
 UNIT_COLUMNS = "id, file, qualname, language, start_line, end_line, kind, code"
 PATH_FORMAT = "2"  # meta "path_format": 2 = lossless names (backslashes escaped too); none = the old escape
