@@ -176,6 +176,11 @@ def load(folder: Path, ann: dict, dim: int) -> IVFSearcher:
     """The searcher of the generation ``ann`` names, with its nprobe (``CONBA_IVF_NPROBE`` overrides it:
     more lists probed, higher recall, linearly slower)."""
     ivf, rows, ids = load_parts(folder, ann, dim)
+    return IVFSearcher(ivf, rows, ids, nprobe=nprobe_for(ann), rerank=int(ann.get("rerank", RERANK)))
+
+
+def nprobe_for(ann: dict) -> int:
+    """The lists a query probes: ``CONBA_IVF_NPROBE`` when set, else the generation's recorded nprobe."""
     nprobe = os.environ.get("CONBA_IVF_NPROBE") or ann.get("nprobe", NPROBE)
     try:
         nprobe = int(nprobe)
@@ -183,7 +188,7 @@ def load(folder: Path, ann: dict, dim: int) -> IVFSearcher:
             raise ValueError
     except ValueError:
         raise ConfigError(f"CONBA_IVF_NPROBE={nprobe}: not a positive whole number") from None
-    return IVFSearcher(ivf, rows, ids, nprobe=nprobe, rerank=int(ann.get("rerank", RERANK)))
+    return nprobe
 
 
 # ---------------------------------------------------------------------- build

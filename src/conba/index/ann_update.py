@@ -92,7 +92,8 @@ def update(folder: Path, store: Store, ann: dict, dim: int) -> tuple[dict, Any, 
     if not len(added) and not len(gone_rows):  # nothing changed: the generation stays
         rows_map = ann_ivf.open_rows(ann_ivf.paths(folder, int(ann["generation"]), int(ann["base"]))["rows"],
                                      int(ann["rows"]), dim)
-        searcher = ann_ivf.IVFSearcher(ivf, rows_map, row_ids, nprobe=int(ann["nprobe"]), rerank=int(ann["rerank"]))
+        searcher = ann_ivf.IVFSearcher(ivf, rows_map, row_ids, nprobe=ann_ivf.nprobe_for(ann),
+                                       rerank=int(ann["rerank"]))
         return dict(ann), searcher, {"diff_s": t1 - t0, "added": 0, "removed": 0}
     vecs = new_vectors(store, added, dim)
     t2 = time.perf_counter()
@@ -118,7 +119,7 @@ def update(folder: Path, store: Store, ann: dict, dim: int) -> tuple[dict, Any, 
     ann_ivf.kill_point("written")
     t4 = time.perf_counter()
     searcher = ann_ivf.IVFSearcher(ivf, ann_ivf.open_rows(p["rows"], rows, dim), row_ids,
-                                   nprobe=int(new["nprobe"]), rerank=int(new["rerank"]))
+                                   nprobe=ann_ivf.nprobe_for(new), rerank=int(new["rerank"]))
     timings = {"diff_s": t1 - t0, "read_vectors_s": t2 - t1, "apply_s": t3 - t2, "write_s": t4 - t3,
                "added": int(len(added)), "removed": int(len(gone_rows))}
     return new, searcher, timings
