@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from conba.bench.probes import peak_rss_mb, rss_mb
+
 K = 10
 
 
@@ -115,13 +117,6 @@ def exact_knn(gen: GaussianDraw, n: int, queries: np.ndarray, upto: int | None =
 
 
 # ---------------------------------------------------------------------- measuring
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return round(int(line.split()[1]) / 1024)
-    return float("nan")
-
-
 def cpu_s() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF)
     return round(r.ru_utime + r.ru_stime, 1)
@@ -226,7 +221,7 @@ def flat_vs_hnsw(args: argparse.Namespace) -> dict:
                      "bytes_per_vector": round(size / n, 1)}
         print(f"{kind}: {out[kind]}", flush=True)
         del index
-    out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    out["peak_rss_mb"] = peak_rss_mb()
     return out
 
 
@@ -342,7 +337,7 @@ def ann(args: argparse.Namespace) -> dict:
                 "rows": rows, "target_p50_ms": args.target_ms,
                 "meets_target_1t": [f"{r['index']} {r['param']}: p50 {r['p50_ms_1t']} ms, recall@10 "
                                     f"{r['recall_at_10']}" for r in rows if r["p50_ms_1t"] <= args.target_ms],
-                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+                "peak_rss_mb": peak_rss_mb(),
                 "cpu_s": round(cpu_s() - cpu0, 1), "wall_s": round(time.perf_counter() - wall0, 1)})
     return out
 

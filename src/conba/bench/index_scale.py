@@ -40,7 +40,6 @@ import json
 import os
 import platform
 import random
-import resource
 import subprocess
 import sys
 import sysconfig
@@ -51,22 +50,12 @@ from pathlib import Path
 import numpy as np
 
 from conba.bench.ann import add_arguments, ann, flat_vs_hnsw
+from conba.bench.probes import cpu_model, peak_rss_mb
 
 
 # ---------------------------------------------------------------------- helpers
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
-
-
 def machine() -> dict:
-    cpu = platform.processor() or "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True, timeout=10).stdout.strip()

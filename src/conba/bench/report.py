@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import platform
 
+from conba.bench.probes import cpu_model
 from conba.utils.versions import package_version
 
 LABELS = {
@@ -19,22 +20,11 @@ LABELS = {
 }
 
 
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
 def machine_info(threads: int, device=None) -> dict:
     import torch
 
     gpu = {"gpu": torch.cuda.get_device_name(device)} if device is not None and device.type == "cuda" else {}
-    return {**gpu, "cpu": _cpu_model(), "cores": os.cpu_count(), "torch_threads": threads,
+    return {**gpu, "cpu": cpu_model(), "cores": os.cpu_count(), "torch_threads": threads,
             "python": platform.python_version(), "torch": torch.__version__,
             "transformers": package_version("transformers"), "onnxruntime": package_version("onnxruntime"),
             "sentence_transformers": package_version("sentence-transformers"), "platform": platform.platform()}

@@ -48,13 +48,11 @@ def index_model(name: str | None) -> dict[str, Any]:
 
 
 def place(model, device: str | None, dtype: str | None, engine: str | None = "torch"):
-    """``model`` moved to ``--device`` in ``--dtype`` for ``engine`` (:func:`conba.engine.device.place_model`);
-    None for both leaves it as it is."""
-    if device is None and dtype is None:
-        return model
-    from conba.engine.device import place_model
+    """``model`` moved to ``--device`` in ``--dtype`` for ``engine`` (one rule with the index's own
+    placement: :func:`conba.index.placement.apply_placement`); None for both leaves it as it is."""
+    from conba.index.placement import apply_placement
 
-    return place_model(model, device or "auto", dtype or "auto", engine or "torch")
+    return apply_placement(model, (device, dtype), engine or "torch")
 
 
 def expected_error(exc: BaseException) -> str | None:
