@@ -107,6 +107,8 @@ def plan_batches(device: torch.device | str, batch_size: int | None = None,
 
 
 def pad_token_id(tokenizer) -> int:
-    """The tokenizer's pad id (0 when it has none, as for BERT's [PAD])."""
-    pid = getattr(tokenizer, "pad_token_id", None)
-    return int(pid) if pid is not None else 0
+    """The tokenizer's pad id: its pad token, else its eos token, else 0 (BERT's [PAD]). One rule with
+    the backbone's own padding (:func:`conba.encoder.adapter.pad_id`)."""
+    from conba.encoder.adapter import pad_id
+
+    return pad_id(tokenizer)
