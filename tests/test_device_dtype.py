@@ -165,3 +165,17 @@ def test_a_model_saved_in_half_precision_has_one_fingerprint_in_every_dtype(tiny
         assert model.dtype == getattr(torch, dtype)
         assert model.fingerprint() == as_loaded, dtype
         assert model.encode(CODES, LANGS).shape == (3, model.dim)
+
+
+def test_load_model_with_one_of_device_or_dtype_leaves_the_other_auto(tiny_model, monkeypatch):
+    """As on the command line: ``dtype`` alone places on the ``auto`` device (a GPU if there is one),
+    ``device`` alone picks the ``auto`` dtype there; neither leaves the model as it loads."""
+    import conba.engine.device as device_mod
+
+    calls: list[tuple[str, str]] = []
+    monkeypatch.setattr(device_mod, "place_model",
+                        lambda model, device, dtype, *a, **k: calls.append((device, dtype)) or model)
+    load_model(tiny_model, dtype="float32")
+    load_model(tiny_model, device="cpu")
+    load_model(tiny_model)
+    assert calls == [("auto", "float32"), ("cpu", "auto")]

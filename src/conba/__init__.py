@@ -21,7 +21,8 @@ def load_model(name_or_path: str = "default", prune: bool = True, *, device: str
     """Load the shipped ``default`` model, ``zero-shot``, a conba model folder or an HF encoder.
     ``prune=False`` turns off an attached SDTP token pruner (exact embeddings). ``device`` (auto,
     cpu, cuda[:N], mps) and ``dtype`` (auto = float16 on CUDA, float32, float16, bfloat16) place it;
-    None: the CPU in float32. ``pooling`` overrides a bare model's read-out; ``trust_remote_code``
+    neither: the CPU in float32; one of them: the other is auto, as on the command line. ``pooling``
+    overrides a bare model's read-out; ``trust_remote_code``
     lets a backbone run its folder's code (never the default)."""
     from conba.model import load_model as _load
 

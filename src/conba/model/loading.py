@@ -18,7 +18,8 @@ def load_model(name_or_path: str | Path = "default", prune: bool = True, *, devi
     backbone + mean pooling, no trained head). ``prune=False`` turns off an attached SDTP pruner
     (``encode`` then gives the exact embeddings of the model without it). ``device`` (auto, cpu,
     cuda[:N], mps) and ``dtype`` (auto, float32, float16, bfloat16) place it
-    (:func:`conba.engine.device.place_model`); None: the CPU in float32.
+    (:func:`conba.engine.device.place_model`); neither: the CPU in float32, as it loads; one of them:
+    the other is ``auto``, as on the command line (``--dtype float16`` alone runs on a GPU if there is one).
     ``pooling`` overrides a bare model's read-out (mean, cls, max, lasttoken, weightedmean; default: its
     sentence-transformers Pooling module, else the architecture's: the last token for decoders).
     ``trust_remote_code`` lets a backbone run code from its folder (never the default; a model folder
@@ -28,7 +29,7 @@ def load_model(name_or_path: str | Path = "default", prune: bool = True, *, devi
     if device is not None or dtype is not None:
         from conba.engine.device import place_model
 
-        place_model(model, device or "cpu", dtype or "auto")
+        place_model(model, device or "auto", dtype or "auto")
     return model
 
 
