@@ -50,24 +50,34 @@ def test_second_writer_fails_with_the_holders_pid(tmp_path, proj, tiny_model):
 
 @pytest.mark.slow
 def test_wait_blocks_until_the_other_writer_is_done(tmp_path, proj, tiny_model):
+    """The other writer lets go only once this one has said it waits (a fixed delay raced a loaded
+    machine: the lock could be free before the index even asked for it)."""
     folder = tmp_path / "idx"
     other = IndexLock(folder)
     other.acquire()
-    released = []
+    released: list[float] = []
+    asked = threading.Event()
 
-    def release_later():
-        time.sleep(0.4)
+    def release_once_asked():
+        asked.wait(timeout=60)  # a waiter that never says so still gets the lock, and the test fails below
+        time.sleep(0.2)
         released.append(time.monotonic())
         other.release()
 
     waited: list[str] = []
-    thread = threading.Thread(target=release_later)
+
+    def on_wait(pid: str) -> None:
+        waited.append(pid)
+        asked.set()
+
+    thread = threading.Thread(target=release_once_asked)
     thread.start()
     try:
-        with Index(folder, model=tiny_model, wait=True, on_wait=waited.append) as idx:
+        with Index(folder, model=tiny_model, wait=True, on_wait=on_wait) as idx:
             report = idx.add([str(proj)])
             done = time.monotonic()
     finally:
+        asked.set()
         thread.join()
     assert waited == [str(os.getpid())]
     assert released and done >= released[0] and report.units_total == 12
