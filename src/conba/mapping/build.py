@@ -15,6 +15,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from conba.clones.display import display_path
 from conba.clones.threshold import resolve_threshold
 from conba.clones.trivial import trivial_reason
@@ -25,6 +27,7 @@ from conba.mapping.assign import MATCHED, MISSING, assign, top_columns
 from conba.mapping.config import MapConfig
 from conba.mapping.copies import share_copies
 from conba.mapping.files import file_lexical_scores, map_files
+from conba.mapping.kinds import kind_mismatch
 from conba.mapping.names import anchor_scores, name_anchors
 from conba.mapping.records import FunctionMatch, PortMap
 from conba.source.overloads import overload_ids, pool_overloads
@@ -89,6 +92,8 @@ def map_units(idx: Any, source: Sequence[Unit], target: Sequence[Unit], config: 
     # ports keep names: a pair that alone shares a name key is raised for the assignment (conba.mapping.names)
     anchors = name_anchors(source, target, source_sets, target_sets) if config.name_bonus else []
     raised_scores, raised = anchor_scores(scores, anchors, threshold, config.name_bonus)
+    if config.constructors:  # a constructor ports only to a constructor (conba.mapping.kinds)
+        raised_scores = np.where(kind_mismatch(source, target), np.float32(-1.0), raised_scores)
     a = assign(raised_scores, threshold, config.margin, config.candidates, siblings=source_sets,
                relax=config.relax, contrast=config.contrast or None, target_siblings=target_sets)
     for i, j in enumerate(a.target):  # report each pair's own score; say when its name carried it

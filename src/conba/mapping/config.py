@@ -32,7 +32,9 @@ class MapConfig:
     ``nearest``: the closest target functions listed with each missing function (0: none). ``align``: align
     the lines of each matched and ambiguous pair with its counterpart (:mod:`conba.mapping.align`).
     ``name_bonus``: how much a source and a target function that alone share a name key are raised for the
-    assignment when they score at least ``threshold - name_bonus`` (:mod:`conba.mapping.names`; 0: off)."""
+    assignment when they score at least ``threshold - name_bonus`` (:mod:`conba.mapping.names`; 0: off).
+    ``constructors``: a constructor is assigned only a constructor, in two languages that have them
+    (:mod:`conba.mapping.kinds`; False: any pair)."""
 
     threshold: float | None = None
     margin: float = DEFAULT_MARGIN
@@ -44,6 +46,7 @@ class MapConfig:
     nearest: int = DEFAULT_NEAREST
     align: bool = True
     name_bonus: float = DEFAULT_NAME_BONUS
+    constructors: bool = True
 
     def __post_init__(self) -> None:
         if self.threshold is not None and not -1.0 <= self.threshold <= 1.0:

@@ -13,11 +13,12 @@ target function's key equals it once a namespace moves between the name and the 
   side, when at least two words (and 8 letters) are left.
 
 Only **graded** source functions count: left out, as ports_dev's groups leave them out, are constructors
-(``<init>``, ``__init__``, ``constructor``, a JavaScript constructor function: a capitalised name, also
-inside a namespace), generic method names (``toString``, ``equals``, C++
-``operator==``, ``hashCode``, ``__str__``, Rust ``new`` / ``default`` / ``drop`` ...), C/C++
-functions whose name is a macro (all capitals: ``FN(...)`` templates, whose real names exist only after the
-preprocessor), and non-function units (windows).
+(:func:`conba.mapping.kinds.constructor_mask`: ``<init>``, ``__init__``, ``constructor``, a JavaScript
+constructor function: a capitalised name, also inside a namespace, or the receiver of prototype methods such
+as ``diff_match_patch`` and ``diff_match_patch.patch_obj``, whose ports are named ``__init__`` or
+``Patch``), generic method names (``toString``, ``equals``, C++ ``operator==``, ``hashCode``, ``__str__``,
+Rust ``new`` / ``default`` / ``drop`` ...), C/C++ functions whose name is a macro (all capitals: ``FN(...)``
+templates, whose real names exist only after the preprocessor), and non-function units (windows).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 
 from conba.eval.repo_functions import name_key
 from conba.mapping.assign import MISSING
+from conba.mapping.kinds import constructor_mask
 from conba.mapping.names import GENERIC, folded_keys, name_parts
 from conba.mapping.records import PortMap
 from conba.source.records import Unit
@@ -36,27 +38,34 @@ def ratio(a: int, b: int) -> float | None:
     return round(a / b, 4) if b else None
 
 
-def graded(unit: Unit) -> bool:
-    """Whether the name-key truth says anything about ``unit`` (see the module docstring)."""
+def graded(unit: Unit, constructor: bool | None = None) -> bool:
+    """Whether the name-key truth says anything about ``unit`` (see the module docstring). ``constructor``:
+    whether it is one, from :func:`conba.mapping.kinds.constructor_mask` over all of its side (None: from
+    ``unit`` alone, which misses a JavaScript constructor function known only by its prototype methods)."""
     parts = name_parts(unit.qualname)
     last = parts[-1] if parts else ""
     if unit.kind != "function" or not last or name_key(last) in GENERIC or last.startswith("operator"):
         return False
     if unit.language in ("c", "cpp") and re.fullmatch(r"[A-Z0-9_]+", last):
         return False
-    # a JavaScript constructor function: a capitalised name (`Parser`, `diff_match_patch.Diff`)
-    return not (unit.language in ("javascript", "typescript") and last[:1].isupper())
+    return not (constructor_mask([unit])[0] if constructor is None else constructor)
+
+
+def graded_ids(port: PortMap) -> set[int]:
+    """The ids of the graded source functions of ``port``."""
+    ctor = constructor_mask([f.source for f in port.functions])
+    return {f.source.id for f, c in zip(port.functions, ctor, strict=True) if graded(f.source, bool(c))}
 
 
 def unported(port: PortMap, folded: bool = False) -> dict[int, bool]:
     """graded source unit id -> True when no target function of ``port`` shares its name key (``folded``: one
     of its folded keys)."""
+    ids = graded_ids(port)
     if folded:
         keys: set[str] = set().union(*(folded_keys(u.qualname) for u in port.targets)) if port.targets else set()
-        return {f.source.id: not (folded_keys(f.source.qualname) & keys)
-                for f in port.functions if graded(f.source)}
+        return {f.source.id: not (folded_keys(f.source.qualname) & keys) for f in port.functions if f.source.id in ids}
     literal = {name_key(u.qualname) for u in port.targets}
-    return {f.source.id: name_key(f.source.qualname) not in literal for f in port.functions if graded(f.source)}
+    return {f.source.id: name_key(f.source.qualname) not in literal for f in port.functions if f.source.id in ids}
 
 
 def evaluate_missing(port: PortMap, folded: bool = False) -> dict[str, Any]:

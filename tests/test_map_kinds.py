@@ -1,0 +1,76 @@
+"""Constructors (conba.mapping.kinds): which functions are constructors, the constructor-to-constructor rule of
+``conba map``, and the name-key truth leaving constructors ungraded."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from conba.mapping.config import MapConfig
+from conba.mapping.kinds import constructor_mask, kind_mismatch
+from conba.mapping.name_truth import unported
+from conba.mapping.records import FunctionMatch, PortMap
+from conba.source.records import Unit
+
+
+def u(name: str, lang: str, start: int = 1, end: int = 3, uid: int | None = None, file: str = "") -> Unit:
+    return Unit(file or f"/p/{lang}/a", name, lang, start, end, "x", id=uid)
+
+
+def test_constructors_by_name_by_capital_and_by_prototype_methods():
+    units = [u("Diff.<init>", "java"), u("patch_obj.__init__", "python"), u("__init__", "rust"),
+             u("Parser", "javascript"), u("Foo.constructor", "typescript"),
+             # a JavaScript function that is the receiver of methods defined outside its lines
+             u("diff_match_patch", "javascript", 1, 30), u("diff_match_patch.diff_main", "javascript", 40, 90),
+             # ... but not one whose only members are helpers nested inside it
+             u("parseInlines", "javascript", 100, 140), u("parseInlines.trim", "javascript", 110, 115),
+             u("diff_main", "python"), u("Command.init", "rust"), u("new", "rust")]
+    assert constructor_mask(units).tolist() == [True, True, False, True, True, True, False, False, False, False,
+                                                False, False]
+    # methods in another file do not make a function a constructor
+    other = [u("helper", "javascript", 1, 5), u("helper.x", "javascript", 10, 12, file="/p/javascript/b")]
+    assert constructor_mask(other).tolist() == [False, False]
+
+
+def test_kind_mismatch_only_between_languages_with_constructors():
+    src = [u("Patch.isNull", "cpp"), u("Patch.<init>", "cpp"), u("InitCommand", "c")]
+    tgt = [u("patch_obj", "javascript", 1, 10), u("patch_obj.toString", "javascript", 20, 30),
+           u("Command.new", "rust")]
+    assert kind_mismatch(src, tgt).tolist() == [[True, False, False], [False, True, False],
+                                                [False, False, False]]
+
+
+class _Idx:
+    threshold = 0.64
+
+    def __init__(self, scores: np.ndarray):
+        self.scores = scores
+
+    def score_matrix(self, a, b):
+        return self.scores[np.ix_(a, [i - 10 for i in b])]
+
+
+def test_a_constructor_is_not_assigned_a_method_in_a_map():
+    from conba.mapping import map_units
+
+    body = "x {\n  a = 1;\n  b = 2;\n  return a + b;\n}\n"
+    source = [Unit("/s/cpp/a.cpp", "Patch.isNull", "cpp", 1, 5, body, id=0),
+              Unit("/s/cpp/a.cpp", "Patch.diffs", "cpp", 7, 11, body.replace("2", "3"), id=1)]
+    target = [Unit("/t/javascript/a.js", "patch_obj", "javascript", 1, 5, body, id=10),
+              Unit("/t/javascript/a.js", "patch_obj.toString", "javascript", 7, 11, body.replace("2", "4"), id=11)]
+    scores = np.array([[0.70, 0.30], [0.20, 0.75]], dtype=np.float32)
+    cfg = dict(relax=0, contrast=0, name_bonus=0, align=False)
+    off = map_units(_Idx(scores), source, target, MapConfig(constructors=False, **cfg))
+    on = map_units(_Idx(scores), source, target, MapConfig(**cfg))
+    assert off.functions[0].status == "matched" and off.functions[0].target.qualname == "patch_obj"
+    assert on.functions[0].status == "missing" and on.functions[1].status == "matched"
+    assert on.functions[0].nearest[0][0].qualname == "patch_obj"  # still listed for the reader, own score
+    assert on.functions[0].nearest[0][1] == np.float32(0.70)
+
+
+def test_the_truth_leaves_a_javascript_constructor_function_ungraded():
+    src = [u("diff_match_patch", "javascript", 1, 30, uid=1), u("diff_match_patch.diff_main", "javascript", 40, 90,
+                                                                 uid=2),
+           u("diff_match_patch.gone", "javascript", 100, 110, uid=3)]
+    tgt = [u("diff_match_patch.__init__", "python", uid=10), u("diff_main", "python", uid=11)]
+    port = PortMap([FunctionMatch(s, "matched", tgt[0], 0.9) for s in src], [], 0.6, 0.02, 2, targets=tgt)
+    assert unported(port) == {2: False, 3: True}
