@@ -17,6 +17,8 @@ ranks ALL files of that language (grouped or not); the relevant ones are its gro
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from conba.errors import ConfigError
@@ -51,11 +53,13 @@ def _mean(values: list[float]) -> float:
 
 
 def repo_retrieval(table: UnitTable, group_of: dict[str, str], aggregate: str = "max",
-                   show: dict[str, str] | None = None) -> dict:
+                   show: dict[str, str] | None = None,
+                   scorer: Callable[[list[int], list[int]], np.ndarray] | None = None) -> dict:
     """MAP@R, R@1 and MRR per ordered language pair of the grouped files.
 
     ``group_of``: index path -> group, for the grouped files (files the table lacks are ignored);
-    ``show``: index path -> the name to give it in ``per_query`` (default: the path).
+    ``show``: index path -> the name to give it in ``per_query`` (default: the path); ``scorer``: the
+    (q, t) file scores of query and target file numbers, instead of ``aggregate`` (:mod:`conba.eval.file_level`).
     Returns ``{"pairs": {"cpp->rust": {"map_at_r", "recall_at_1", "mrr", "queries", "mean_r"}},
     "mean": {...}, "per_query": [{"pair", "file", "r", "map_at_r", "recall_at_1", "top"}]}``; ``mean``
     is the unweighted mean over pairs with at least one query.
@@ -79,9 +83,12 @@ def repo_retrieval(table: UnitTable, group_of: dict[str, str], aggregate: str = 
             queries = [k for k in by_lang[ql] if grouped.get(k) in target_group_set]
             if not queries:
                 continue
-            q_rows, q_starts = table.rows(queries)
-            t_rows, t_starts = table.rows(targets)
-            scores = file_scores(table.similarity(q_rows, t_rows), q_starts, t_starts, aggregate)
+            if scorer is not None:
+                scores = scorer(queries, targets)
+            else:
+                q_rows, q_starts = table.rows(queries)
+                t_rows, t_starts = table.rows(targets)
+                scores = file_scores(table.similarity(q_rows, t_rows), q_starts, t_starts, aggregate)
             name = pair_name(ql, tl)
             values: dict[str, list[float]] = {m: [] for m in _METRICS}
             rs: list[int] = []

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from conba.index import staging
+from conba.index import file_vectors, staging
 from conba.index.errors import SourceError
 from conba.index.store import Store, db_path, fs_path, shown_path
 from conba.source.extract import extract_units
@@ -110,7 +110,7 @@ def scan(store: Store, paths: Iterable[str | os.PathLike], report: AddReport,
 def commit(store: Store) -> None:
     """Swap the staged changes of :func:`scan` into the index and mark it being written (the vector file
     and manifest are rewritten next); the extractor version is recorded with them."""
-    staging.commit(store, state="building", extractor=str(EXTRACTOR_VERSION))
+    staging.commit(store, then=file_vectors.refresh, state="building", extractor=str(EXTRACTOR_VERSION))
 
 
 def _removed(states: dict, kept: set[str], found: Discovery, report: AddReport) -> list[str]:

@@ -13,7 +13,8 @@ rewrite of the vector file at the end of the run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import sqlite3
+from collections.abc import Callable, Iterable
 
 from conba.index.store import Store, db_path
 from conba.source.records import Unit
@@ -55,9 +56,11 @@ def staged_count(store: Store) -> int:
     return store.db.execute("SELECT count(*) FROM staged_files").fetchone()[0]
 
 
-def commit(store: Store, **meta: str | None) -> None:
+def commit(store: Store, then: Callable[[sqlite3.Connection], None] | None = None, **meta: str | None) -> None:
     """Replace the staged files' rows by the staged ones, drop the removed files and set ``meta``, in one
-    transaction; the staging tables are empty afterwards."""
+    transaction; the staging tables are empty afterwards. ``then(db)`` runs in that transaction once the
+    rows are swapped, while the staging tables still name the changed files (the file vectors,
+    :func:`conba.index.file_vectors.refresh`)."""
     with store.transaction() as db:
         db.execute("DELETE FROM units WHERE file IN (SELECT path FROM staged_files)")
         db.execute("DELETE FROM files WHERE path IN (SELECT path FROM staged_files WHERE removed = 1)")
@@ -66,6 +69,8 @@ def commit(store: Store, **meta: str | None) -> None:
         db.execute("INSERT INTO units(file, qualname, language, start_line, end_line, kind, hash, code) "
                    "SELECT file, qualname, language, start_line, end_line, kind, hash, code FROM staged_units "
                    "ORDER BY rowid")
+        if then is not None:
+            then(db)
         db.execute("DELETE FROM staged_units")
         db.execute("DELETE FROM staged_files")
         for key, value in meta.items():

@@ -1,0 +1,186 @@
+"""Files as results: score whole files against each other, and rank an index's files for a file.
+
+Glossary: F files, t candidate files, uq the query file's units, ut the candidates' units, d width.
+
+Two stages (measured against the alternatives in docs/BENCHMARKS.md "Files as results"):
+
+1. the file vectors (:mod:`conba.index.file_vectors`: the token-weighted mean of a file's function
+   vectors) give every file a cosine with the query, and the :data:`RERANK` best are kept;
+2. those are scored by their functions: the symmetric mean of each side's best match
+   (``(mean_i max_j S_ij + mean_j max_i S_ij) / 2`` over the unit scores S, the index's fused score), so a
+   file matches when most of its functions have a counterpart in the other file and the other way round.
+
+The file score is that mean of best matches (in [-1, 1], like a function score): a pair of files at the
+clone threshold has, on average, a clone of every function on each side.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from conba.errors import ConfigError
+from conba.index import file_vectors as fvec
+from conba.index.store import db_path, shown_path
+from conba.source.records import Unit
+
+__all__ = ["RERANK", "FileHit", "FileQuery", "FileScorer", "search_files"]
+
+RERANK = 50  # first-stage candidates re-scored by their functions (algorithms_dev: as good as all, table)
+
+
+@dataclass
+class FileHit:
+    """A file found for a query file: ``score`` the file score, ``vector_score`` its first-stage cosine."""
+    score: float
+    vector_score: float
+    file: Unit  # kind "file": the file as one unit (name = its base name, lines = its functions' span)
+    functions: int
+
+    def to_dict(self, rank: int | None = None) -> dict[str, Any]:
+        from conba.clones.display import display_path
+
+        d: dict[str, Any] = {"rank": rank} if rank is not None else {}
+        d.update({"score": round(self.score, 4), "vector_score": round(self.vector_score, 4),
+                  "file": display_path(self.file.file), "language": self.file.language,
+                  "functions": self.functions})
+        return d
+
+
+@dataclass
+class FileQuery:
+    """A query file: its unit vectors (uq, d), lexical rows (uq, V) or None, its file vector (d,)."""
+    path: str
+    language: str
+    vectors: np.ndarray
+    lexical: Any
+    vector: np.ndarray
+    stored: str | None  # the index's path when the index holds the file
+
+
+class FileScorer:
+    """The file vectors and function ids of a completed index, and the file score between files."""
+
+    def __init__(self, index: Any):
+        self.index = index
+        self.dim = int(index.manifest()["dim"])  # a completed index (readable errors otherwise)
+        self.files = index._db(fvec.load, index.store, self.dim)
+        self.row_of = self.files.row_of()
+        ids: dict[str, list[int]] = {}
+        spans: dict[str, list[int]] = {}
+        for path, uid, end in index._db(index.store.db.execute,
+                                        "SELECT file, id, end_line FROM units ORDER BY file, id"):
+            ids.setdefault(path, []).append(uid)
+            spans[path] = [max(spans.get(path, [0])[0], end)]
+        self.unit_ids = [np.array(ids.get(p, []), dtype=np.int64) for p in self.files.paths]
+        self.end_line = [spans.get(p, [1])[0] for p in self.files.paths]
+        self.weight = index.lexical_weight
+        self.lexical = index.lexical_index() if self.weight else None
+        self._all: tuple[dict[int, int], np.ndarray] | None = None
+
+    def preload(self) -> None:
+        """Read every unit vector once (file clones score every file)."""
+        ids, vecs = self.index._db(self.index.store.all_vectors, self.dim)
+        self._all = ({int(i): r for r, i in enumerate(ids)}, vecs)
+
+    def unit_vectors(self, ids: np.ndarray) -> np.ndarray:
+        """(len(ids), d) the stored vectors of units ``ids``."""
+        if self._all is not None:
+            row, vecs = self._all
+            return vecs[[row[int(i)] for i in ids]]
+        stored = self.index._db(self.index.store.vectors_of, ids.tolist())
+        return np.stack([stored[int(i)] for i in ids]) if len(ids) else np.zeros((0, self.dim), np.float32)
+
+    def unit(self, k: int) -> Unit:
+        """File ``k`` as one unit (id ``k``; its code: its functions, for the HTML report)."""
+        path = self.files.paths[k]
+        return Unit(shown_path(path), os.path.basename(shown_path(path)), self.files.languages[k], 1,
+                    self.end_line[k], "", kind="file", id=k)
+
+    def query_of(self, k: int) -> FileQuery:
+        """The indexed file ``k`` as a query."""
+        ids = self.unit_ids[k]
+        lex = self.lexical.rows(ids) if self.lexical is not None else None
+        return FileQuery(self.files.paths[k], self.files.languages[k], self.unit_vectors(ids), lex,
+                         self.files.vectors[k], self.files.paths[k])
+
+    def mean_best(self, query: FileQuery, targets: list[int]) -> np.ndarray:
+        """(t,) file scores of ``query`` against files ``targets``: the symmetric mean of best matches."""
+        if not targets:
+            return np.zeros(0, np.float32)
+        counts = np.array([len(self.unit_ids[k]) for k in targets], dtype=np.int64)
+        ids = np.concatenate([self.unit_ids[k] for k in targets])
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+        sim = query.vectors @ self.unit_vectors(ids).T                   # (uq, ut)
+        if self.lexical is not None and query.lexical is not None:
+            from conba.lexical import fuse
+
+            sim = fuse(sim, self.lexical.scores(query.lexical, ids), self.weight)
+        q_side = np.maximum.reduceat(sim, starts, axis=1).mean(axis=0)   # (t,)
+        t_side = np.add.reduceat(sim.max(axis=0), starts) / counts       # (t,)
+        return ((q_side + t_side) / 2).astype(np.float32)
+
+
+def resolve_file(scorer: FileScorer, path: str) -> int | None:
+    """The index's row of the file ``path`` (as given, absolute, or through symlinks), None if not held."""
+    for cand in (path, os.path.abspath(path), os.path.realpath(path)):
+        k = scorer.row_of.get(db_path(os.path.normpath(cand)))
+        if k is not None:
+            return k
+    real = os.path.realpath(path)
+    return next((k for k, p in enumerate(scorer.files.paths) if os.path.realpath(shown_path(p)) == real), None)
+
+
+def encode_file(index: Any, scorer: FileScorer, path: str, language: str | None = None) -> FileQuery:
+    """A file the index does not hold, as a query: its functions extracted and encoded as the index's are."""
+    from conba.clones.compare import read_code_file
+    from conba.errors import SourceError
+    from conba.source.extract import extract_units
+
+    text, lang = read_code_file(path, language=language, language_option="--query-language")
+    units = extract_units(path, text, lang)
+    if not units:
+        raise SourceError(f"{path}: no function or code found in the file")
+    codes, langs = [u.code for u in units], [u.language for u in units]
+    model = index._encoding_model()
+    view = getattr(model, "view", "raw") or "raw"
+    if view != "raw":
+        from conba.syntax.view import apply_views
+
+        codes, _ = apply_views(codes, langs, view)
+    vecs = np.asarray(model.encode(codes, languages=langs, show_progress_bar=False, normalize=True, view="raw",
+                                   engine=index.engine), dtype=np.float32)
+    raw = [u.code for u in units]
+    lex = scorer.lexical.encode(raw) if scorer.lexical is not None else None
+    return FileQuery(path, lang, vecs, lex, fvec.aggregate(vecs, fvec.token_counts(raw)), None)
+
+
+def search_files(index: Any, path: str, k: int = 10, *, same_language: bool = False,
+                 language: str | None = None, rerank: int = RERANK, query_language: str | None = None,
+                 scorer: FileScorer | None = None) -> tuple[FileQuery, list[FileHit]]:
+    """The ``k`` files of the index most similar to the file ``path`` (indexed or not; one not indexed is
+    encoded with the index's model). Files in the query's language are left out unless ``same_language``
+    (the query itself always is); ``language`` keeps only files in that language."""
+    if k < 1 or rerank < 1:
+        raise ConfigError("k and rerank must be >= 1")
+    scorer = scorer or FileScorer(index)
+    row = resolve_file(scorer, path)
+    query = scorer.query_of(row) if row is not None else encode_file(index, scorer, path, query_language)
+    langs = np.array(scorer.files.languages, dtype=object)
+    keep = np.ones(len(langs), dtype=bool)
+    if language is not None:
+        keep &= langs == language
+    elif not same_language:
+        keep &= langs != query.language
+    if row is not None:
+        keep[row] = False
+    first = scorer.files.vectors @ query.vector                          # (F,)
+    cand = np.flatnonzero(keep)
+    cand = cand[np.argsort(-first[cand], kind="stable")[:max(rerank, k)]].tolist()
+    scores = scorer.mean_best(query, cand)
+    order = sorted(range(len(cand)), key=lambda j: (-scores[j], scorer.files.paths[cand[j]]))[:k]
+    return query, [FileHit(float(scores[j]), float(first[cand[j]]), scorer.unit(cand[j]),
+                           len(scorer.unit_ids[cand[j]])) for j in order]
