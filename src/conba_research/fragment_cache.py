@@ -54,10 +54,21 @@ def group_order(records: list[CodeRecord], seed: int, long_first: bool = False) 
     return first + rest
 
 
+def window_fingerprint(model) -> str:
+    """The embedding fingerprint of ``model``'s windows: without its fragment head and truncating, what
+    the cached window vectors depend on (a model shipped with a fragment head reuses the same cache)."""
+    head, chunks = model.fragment_head, model.max_chunks
+    model.fragment_head, model.max_chunks = None, 1
+    try:
+        return model.embedding_fingerprint()
+    finally:
+        model.fragment_head, model.max_chunks = head, chunks
+
+
 def fragment_cache(model, records: list[CodeRecord], name: str, max_fragments: int, seed: int,
                    folder: Path | None = None) -> ChunkedArrays:
-    """The chunked cache of ``records`` (already in order) for ``model``."""
-    key = cache_key(model.embedding_fingerprint(), sequence_key((r.code for r in records), prefix=name),
+    """The chunked cache of ``records`` (already in order) for ``model``'s windows."""
+    key = cache_key(window_fingerprint(model), sequence_key((r.code for r in records), prefix=name),
                     sequence_key(r.language for r in records), max_fragments, seed, length=12)
     return ChunkedArrays((folder or default_cache_dir() / "fragments") / f"{name}-{key}", "part", CHUNK)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from conba.eval.metrics import cross_language_retrieval, embedding_similarity, map_at_r
+from conba.eval.metrics import cross_language_retrieval, embedding_similarity
 from conba.heads.fragments import (
     CONFIG_NAME,
     FragmentConfig,
@@ -95,19 +95,11 @@ class TrainSettings:
 
 
 def long_query_map(sim: np.ndarray, records: Sequence, queries: np.ndarray) -> float:
-    """Mean over ordered language pairs of MAP@R, with only the ``queries`` (n,) bool as queries and
-    every record of the other language as a candidate (queries without a relevant candidate skipped)."""
-    langs = np.array([r.language for r in records])
-    _, groups = np.unique(np.array([r.group for r in records]), return_inverse=True)
-    per_pair = []
-    for q in sorted(set(langs.tolist())):
-        for c in sorted(set(langs.tolist()) - {q}):
-            cand = np.flatnonzero(langs == c)
-            scores = [map_at_r(sim[i, cand], groups[cand] == groups[i])
-                      for i in np.flatnonzero(queries & (langs == q)) if (groups[cand] == groups[i]).any()]
-            if scores:
-                per_pair.append(float(np.mean(scores)))
-    return float(np.mean(per_pair)) if per_pair else float("nan")
+    """Mean over ordered language pairs of MAP@R of the ``queries`` (n,) bool only, each against every
+    record of the other language (:func:`conba.eval.long_inputs.long_query_map`, as ``conba eval``)."""
+    from conba.eval.long_inputs import long_query_map as by_pair
+
+    return by_pair(sim, [r.group for r in records], [r.language for r in records], queries)["map_at_r"]
 
 
 def score(emb: np.ndarray, fs: FragSet) -> dict:

@@ -85,6 +85,10 @@ def eval_cmd(data: Path, model: str | None, view: str | None, json_out: Path | N
     click.echo(f"data: {data} ({result['n_records']} snippets, {result['n_groups']} groups)")
     click.echo(f"model: {result['model']}, view {m.view}  ({result['snippets_per_second']} snippets/s)")
     click.echo(format_retrieval_table(result["retrieval"]))
+    if "long" in result:
+        long = result["long"]
+        click.echo(f"long queries ({long['snippets']} snippets over one backbone window after the view), MAP@R: "
+                   + ", ".join(f"{k} {v['map_at_r']:.3f}" for k, v in long.items() if isinstance(v, dict)))
     if "ratio_to_tfidf" in result and result["ratio_to_tfidf"] is not None:
         click.echo(f"mean MAP@R ratio conba / TF-IDF: {result['ratio_to_tfidf']:.2f}x")
     click.echo(format_classification(result["classification"]))

@@ -71,6 +71,9 @@ def evaluate(records: list[CodeRecord], model: Any, *, tfidf: bool = True,
         retrieval = {"conba": cross_language_retrieval(dense, groups, langs)}
     if tfidf:
         retrieval["tfidf"] = cross_language_retrieval(tfidf_similarity(codes), groups, langs)
+    from conba.eval.long_inputs import long_breakdown
+
+    long = long_breakdown(model, codes, groups, langs, {"conba": fused, "dense": dense} if weight else {"conba": dense})
 
     if calibration:
         same = [(r.id, r.group, r.language, r.code) for r in calibration] == list(
@@ -103,6 +106,8 @@ def evaluate(records: list[CodeRecord], model: Any, *, tfidf: bool = True,
         "retrieval": retrieval,
         "classification": classification,
     }
+    if long is not None:
+        result["long"] = long
     if tfidf:
         base = retrieval["tfidf"]["mean"]["map_at_r"]
         result["ratio_to_tfidf"] = retrieval["conba"]["mean"]["map_at_r"] / base if base else None

@@ -65,6 +65,9 @@ class ConbaModel(nn.Module):
         self.use_pruning = True  # encode() prunes when a pruner is attached; load_model(prune=False) turns it off
         self._engines: dict = {}  # ONNX Runtime encoders built on first use (conba.engine.onnx_runtime)
         self.max_chunks: int | None = 1  # windows per long snippet (conba.engine.chunks); 1 = truncate
+        # The read-out of a long snippet's windows (conba.heads.fragments.FragmentHead, saved in fragment_head/);
+        # None: their token-weighted mean. Used only when max_chunks != 1; one-window snippets never see it.
+        self.fragment_head: nn.Module | None = None
         if backbone.readout is not None and head.needs_tokens:
             raise ConfigError(f"head {head.config.kind}/{head.config.mode} reads every token state, but the backbone "
                               f"has its own read-out ({backbone.readout.config.describe()}); use a pooled head "
@@ -164,8 +167,9 @@ class ConbaModel(nn.Module):
         ONNX engines need ``pip install 'conba[onnx]'``. An attached SDTP pruner (``conba prune
         train``) prunes tokens in every engine unless ``use_pruning`` is False.
         ``max_chunks``: a snippet longer than the backbone's window is cut into up to this many
-        windows whose vectors are averaged (:mod:`conba.engine.chunks`); 1 truncates to the first
-        window. None: the model's setting (``self.max_chunks``).
+        windows whose vectors are averaged (:mod:`conba.engine.chunks`), or read by the model's
+        ``fragment_head`` when it has one; 1 truncates to the first window. None: the model's setting
+        (``self.max_chunks``). A snippet of one window gets the same vector whatever the setting.
         ``view`` (default: the model's ``view``) is the input view each snippet goes through first
         (:func:`conba.syntax.view.apply_views`; snippets without a language stay raw).
         sentence-transformers' names work too: ``normalize_embeddings`` and ``precision`` (float32,
@@ -220,7 +224,14 @@ class ConbaModel(nn.Module):
                 show_progress_bar = len(chunks.ids) > 4 * plan.batch_size and sys.stderr.isatty()
             windows = self._embed_windows(chunks, languages, plan.batch_size, plan.max_tokens, engine,
                                           show_progress_bar)
-            out = windows if len(chunks.ids) == len(codes) else pool_chunks(windows, chunks, len(codes))
+            if len(chunks.ids) == len(codes):
+                out = windows
+            elif self.fragment_head is not None:
+                from conba.model.fragments import read_out_windows
+
+                out = read_out_windows(self.fragment_head, windows, chunks.owner, chunks.weight, len(codes))
+            else:
+                out = pool_chunks(windows, chunks, len(codes))
         if normalize:
             out = torch.nn.functional.normalize(out, dim=-1)
         if single:
@@ -316,6 +327,9 @@ class ConbaModel(nn.Module):
         if self.backbone.readout is not None:  # only then: models without one keep their fingerprints
             h.update(json.dumps(self.backbone.readout.config.to_dict(), sort_keys=True).encode())
             _state_hash(h, self.backbone.readout.state_dict())
+        if self.fragment_head is not None:  # likewise: models without one keep their fingerprints
+            h.update(json.dumps(self.fragment_head.config.to_dict(), sort_keys=True).encode())
+            _state_hash(h, self.fragment_head.state_dict())
         return h.hexdigest()[:16]
 
     def embedding_fingerprint(self) -> str:

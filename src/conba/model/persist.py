@@ -7,6 +7,8 @@ A saved model is a folder::
     prune/                   SDTP scorers (optional): prune_config.json + prune.safetensors
     readout/                 the backbone's own read-out (optional: pooling other than the mean, Dense,
                              prompts; conba.encoder.readout): readout_config.json + readout.safetensors
+    fragment_head/           the read-out of a long snippet's windows (optional; conba.heads.fragments):
+                             fragment_config.json + fragment_head.safetensors, used when max_chunks != 1
     backbone/                full Hugging Face folder (safetensors + tokenizer), or
     backbone_delta.safetensors   only the tensors that differ from an always-available base model
 
@@ -90,12 +92,19 @@ def save_model(model: ConbaModel, directory: str | Path, storage: str = "auto", 
     _save_backbone(model, directory, storage, dtype)
     readout = model.backbone.readout
     if dtype == "float16":
-        round_to(torch.float16, list(model.head.parameters()) + list(readout.parameters() if readout else []))
+        round_to(torch.float16, list(model.head.parameters()) + list(readout.parameters() if readout else [])
+                 + list(model.fragment_head.parameters() if model.fragment_head is not None else []))
     save_head(model.head, directory / "head")
     if readout is not None:
         save_readout(readout, directory / "readout")
     else:
         shutil.rmtree(directory / "readout", ignore_errors=True)
+    if model.fragment_head is not None:
+        from conba.heads.fragments import save_fragment_head
+
+        save_fragment_head(model.fragment_head, directory / "fragment_head")
+    else:
+        shutil.rmtree(directory / "fragment_head", ignore_errors=True)
     if model.pruner is not None:
         save_pruner(model.pruner, directory / "prune")
     else:
@@ -165,6 +174,19 @@ def _load_backbone(directory: Path, config: ModelConfig, trust_remote_code: bool
         raise ModelError(f"{directory}: {exc}") from None
 
 
+def _load_fragment_head(folder: Path, dim: int):
+    """The saved read-out of long snippets' windows, checked against the model's width (ModelError)."""
+    from conba.heads.fragments import load_fragment_head
+
+    try:
+        head = load_fragment_head(folder)
+    except (FileNotFoundError, ValueError, FormatError) as exc:  # ConfigError is a ValueError
+        raise ModelError(f"{folder}: fragment head unusable ({exc})") from None
+    if head.config.dim != dim:
+        raise ModelError(f"{folder}: the fragment head is {head.config.dim} wide but the model's vectors are {dim}")
+    return head.eval()
+
+
 def load_folder(cls: type[ConbaModel], directory: str | Path, trust_remote_code: bool = False) -> ConbaModel:
     """:meth:`ConbaModel.load`."""
     from conba.encoder.sdtp.scorer import load_pruner
@@ -176,6 +198,8 @@ def load_folder(cls: type[ConbaModel], directory: str | Path, trust_remote_code:
     backbone = _load_backbone(directory, config, trust_remote_code)
     head = load_head(directory / "head")
     model = cls(backbone, head, threshold=config.threshold, info=config.info, view=config.view)
+    if (directory / "fragment_head").is_dir():
+        model.fragment_head = _load_fragment_head(directory / "fragment_head", model.dim)
     stored = config.fingerprint
     if stored and model.fingerprint() != stored:
         raise ModelError(f"{directory}: the weights do not match the fingerprint in {CONFIG_NAME} "

@@ -1,0 +1,141 @@
+"""A model's fragment head: long inputs read through it (encode, any engine path), short ones unchanged,
+saved in fragment_head/ and restored bit for bit, part of the fingerprint, bad folders a one-line error."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+import torch
+
+from conba.engine.chunks import chunk_ids
+from conba.heads.fragments import FragmentConfig, build_fragment_head
+from conba.model import ConbaModel, load_model
+from conba.model.core import ModelError
+from conba.model.fragments import encode_fragments, read_out_windows
+
+LONG = "def f(a, b):\n" + "    a = a + b * 2 - 1\n" * 60 + "    return a\n"  # several 64-token windows
+SHORT = ["def add(a, b): return a + b", "x = 1"]
+
+
+def _with_head(path: str, reader: str = "linear", seed: int = 0) -> ConbaModel:
+    m = load_model(path)
+    torch.manual_seed(seed)
+    head = build_fragment_head(FragmentConfig(reader=reader, dim=m.dim))
+    for p in head.parameters():  # away from the identity start, so the head visibly acts
+        p.data.add_(0.05 * torch.randn_like(p))
+    m.fragment_head, m.max_chunks = head.eval(), 8
+    return m
+
+
+def test_long_input_goes_through_the_head(tiny_model):
+    m = _with_head(tiny_model)
+    codes = [SHORT[0], LONG, SHORT[1]]
+    got = m.encode(codes, normalize=False)
+    fr = encode_fragments(m, codes, max_fragments=8)
+    assert fr.count.tolist() == [1, int(fr.count[1]), 1] and fr.count[1] > 1
+    with torch.no_grad():
+        want = m.fragment_head(torch.from_numpy(fr.vectors), torch.from_numpy(fr.mask),
+                               torch.from_numpy(fr.weight)).numpy()
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    mean = fr.weighted_mean()[1]
+    assert not np.allclose(got[1], mean, atol=1e-3)  # not the plain mean of the windows
+    assert not np.allclose(got[1], m.encode(LONG, max_chunks=1, normalize=False), atol=1e-3)  # nor truncation
+
+
+def test_short_input_is_bit_identical(tiny_model):
+    plain = load_model(tiny_model)
+    m = _with_head(tiny_model)
+    assert np.array_equal(m.encode(SHORT), plain.encode(SHORT))
+    mixed = m.encode([SHORT[0], LONG, SHORT[1]])
+    alone = m.encode(SHORT)
+    np.testing.assert_allclose(mixed[[0, 2]], alone, atol=1e-6)  # batching apart: the same vectors
+
+
+def test_truncation_ignores_the_head(tiny_model):
+    plain = load_model(tiny_model)
+    m = _with_head(tiny_model)
+    assert np.array_equal(m.encode([LONG], max_chunks=1), plain.encode([LONG], max_chunks=1))
+
+
+def test_read_out_windows_keeps_single_windows():
+    head = build_fragment_head(FragmentConfig(reader="mean", dim=2))
+    windows = torch.tensor([[1.0, 2.0], [0.0, 4.0], [2.0, 0.0], [5.0, 5.0]])
+    out = read_out_windows(head, windows, [0, 1, 1, 2], [3, 1, 3, 7], 3)
+    assert torch.equal(out[0], windows[0]) and torch.equal(out[2], windows[3])
+    assert torch.allclose(out[1], torch.tensor([1.5, 1.0]))
+    with pytest.raises(ValueError, match="at least one window"):
+        read_out_windows(head, windows, [0, 0, 2, 2], [1, 1, 1, 1], 3)
+
+
+def test_save_load_round_trip_and_fingerprint(tiny_model, tmp_path):
+    plain = load_model(tiny_model)
+    m = _with_head(tiny_model)
+    assert m.fingerprint() != plain.fingerprint()
+    assert m.embedding_fingerprint() != plain.embedding_fingerprint()
+    other = _with_head(tiny_model, seed=1)
+    assert other.fingerprint() != m.fingerprint()
+    back = ConbaModel.load(m.save(tmp_path / "m"))
+    assert back.fingerprint() == m.fingerprint() and back.max_chunks == 8
+    assert back.fragment_head.config.reader == "linear"
+    for k, v in m.fragment_head.state_dict().items():
+        assert torch.equal(back.fragment_head.state_dict()[k], v)
+    codes = [LONG, SHORT[0]]
+    assert np.array_equal(back.encode(codes), m.encode(codes))
+    back.fragment_head = None  # re-saved without it: the folder loses fragment_head/
+    again = ConbaModel.load(back.save(tmp_path / "m"))
+    assert again.fragment_head is None and not (tmp_path / "m" / "fragment_head").exists()
+    assert again.fingerprint() == plain.fingerprint()
+
+
+def test_float16_save_round_trip(tiny_model, tmp_path):
+    m = _with_head(tiny_model)
+    back = ConbaModel.load(m.save(tmp_path / "m", dtype="float16"))
+    assert back.fingerprint() == m.fingerprint()  # rounded before hashing: exact
+    assert np.array_equal(back.encode([LONG]), m.encode([LONG]))
+
+
+def test_onnx_engine_reads_long_inputs_through_the_head(tiny_model):
+    pytest.importorskip("onnxruntime")
+    m = _with_head(tiny_model)
+    fp32 = m.encode([LONG, SHORT[0]], engine="onnx-fp32")
+    np.testing.assert_allclose(fp32, m.encode([LONG, SHORT[0]]), atol=1e-4)
+    chunks = chunk_ids(m.backbone, [LONG], 8)
+    assert len(chunks.ids) > 1
+
+
+@pytest.mark.parametrize("breakage, match", [
+    ("reader", "FragmentConfig.reader"),
+    ("dim", "weights do not match"),
+    ("mean-dim", "7 wide"),
+    ("weights", "weights"),
+    ("tamper", "fingerprint"),
+])
+def test_bad_fragment_head_folder_is_a_one_line_error(tiny_model, tmp_path, breakage, match):
+    folder = _with_head(tiny_model).save(tmp_path / "m")
+    cfg_path = folder / "fragment_head" / "fragment_config.json"
+    cfg = json.loads(cfg_path.read_text())
+    if breakage == "reader":
+        cfg["reader"] = "lstm"
+    elif breakage == "dim":
+        cfg["dim"] = 7
+    elif breakage == "mean-dim":  # a head without weights, of the wrong width
+        cfg.update(reader="mean", dim=7)
+    cfg_path.write_text(json.dumps(cfg))
+    if breakage == "mean-dim":
+        from safetensors.torch import save_file
+
+        save_file({}, str(folder / "fragment_head" / "fragment_head.safetensors"))
+    if breakage == "weights":
+        (folder / "fragment_head" / "fragment_head.safetensors").write_bytes(b"not safetensors")
+    if breakage == "tamper":
+        shutil.rmtree(folder / "fragment_head")
+        m = _with_head(tiny_model, seed=3)
+        from conba.heads.fragments import save_fragment_head
+
+        save_fragment_head(m.fragment_head, folder / "fragment_head")
+    with pytest.raises(ModelError, match=match) as err:
+        ConbaModel.load(folder)
+    assert "\n" not in str(err.value)
