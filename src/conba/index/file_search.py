@@ -95,7 +95,7 @@ class FileScorer:
         return np.stack([stored[int(i)] for i in ids]) if len(ids) else np.zeros((0, self.dim), np.float32)
 
     def unit(self, k: int) -> Unit:
-        """File ``k`` as one unit (id ``k``; its code: its functions, for the HTML report)."""
+        """File ``k`` as one unit (id ``k``, no code; name: its base name, lines: its functions' span)."""
         path = self.files.paths[k]
         return Unit(shown_path(path), os.path.basename(shown_path(path)), self.files.languages[k], 1,
                     self.end_line[k], "", kind="file", id=k)
@@ -138,12 +138,12 @@ def encode_file(index: Any, scorer: FileScorer, path: str, language: str | None 
     """A file the index does not hold, as a query: its functions extracted and encoded as the index's are."""
     from conba.clones.compare import read_code_file
     from conba.errors import SourceError
-    from conba.source.extract import extract_units
+    from conba.source.extract import extract_units, fallback_units
 
     text, lang = read_code_file(path, language=language, language_option="--query-language")
-    units = extract_units(path, text, lang)
+    units = extract_units(path, text, lang) or fallback_units(path, text, lang)  # a script: the file itself
     if not units:
-        raise SourceError(f"{path}: no function or code found in the file")
+        raise SourceError(f"{path}: no code in the file")
     codes, langs = [u.code for u in units], [u.language for u in units]
     model = index._encoding_model()
     view = getattr(model, "view", "raw") or "raw"
