@@ -13,6 +13,7 @@ keeps it in :attr:`Backbone.readout`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from conba.text import split_identifiers
 from conba.utils.config_keys import JsonConfig
 
 EMBEDDED_NAME = "embedded:all-MiniLM-L6-v2"
+LOCAL_FOLDER = "local-folder"  # what a fingerprint says of a bare model folder's place (fingerprint_dict)
 _EMBEDDED_ALIASES = {
     "default", EMBEDDED_NAME, "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", "minilm",
 }
@@ -76,10 +78,16 @@ class BackboneConfig(JsonConfig):
 
 
     def fingerprint_dict(self) -> dict:
-        """:meth:`to_dict` without ``trust_remote_code``: the opt-in changes no vector, so a model loaded
-        with it has the fingerprint of the same weights loaded without it."""
+        """:meth:`to_dict` without ``trust_remote_code`` (the opt-in changes no vector, so a model loaded
+        with it has the fingerprint of the same weights loaded without it) and without the place of a
+        local folder: a bare model folder given as ``./m``, ``/srv/m`` or copied to a Ray worker is the
+        same model (its weights are hashed beside this), so ``name_or_path`` becomes ``local-folder``.
+        Hub names and the embedded alias stay as they are."""
         data = self.to_dict()
         data.pop("trust_remote_code", None)
+        name = str(data.get("name_or_path", ""))
+        if name and not is_embedded(name) and os.path.isdir(name):
+            data["name_or_path"] = LOCAL_FOLDER
         return data
 
 
