@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from conba_research.fragment_cache import window_fingerprint
 from conba_research.fragment_fight import FragSet, Row, TrainSettings, summary
 from conba_research.report import md_table, write_outputs
 
@@ -20,7 +21,7 @@ def _cell(stat: tuple[float, float], seeds: int) -> str:
 def write_report(out_dir: str | Path, done: dict, rows: Sequence[Row], train: FragSet, dev: list[FragSet],
                  ts: TrainSettings, model, command: str, files: dict | None = None) -> dict:
     table = summary(done, rows)
-    data = {"experiment": "fragments", "command": command, "model_fingerprint": model.embedding_fingerprint(),
+    data = {"experiment": "fragments", "command": command, "model_fingerprint": window_fingerprint(model),
             "fragments": int(train.vectors.shape[1]), "train": {"snippets": len(train.records),
                                                                 "long": int(train.long.sum()),
                                                                 "groups": len({r.group for r in train.records})},
