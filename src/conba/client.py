@@ -3,6 +3,7 @@
 >>> import conba
 >>> with conba.Client("http://127.0.0.1:8000") as c:     # token: CONBA_TOKEN, or token=...
 ...     hits = c.search("def gcd(a, b): ...", k=5, language="java")
+...     files = c.search_files(open("Sort.java").read(), name="Sort.java", k=3)["hits"]  # whole files
 ...     c.compare("def f(x): return 2*x", "int f(int x) { return x*2; }", language_b="java")
 ...     vectors = c.encode(["def add(a, b): return a + b"])    # float32 (n, d)
 ...     for cls in c.iter_clones(cross_language_only=True): ...
@@ -70,6 +71,17 @@ class Client:
         body = {"code": code, "k": k, "language": language, "query_language": query_language,
                 "include_code": include_code}
         return self._call("POST", "/search", json=body)["hits"]
+
+    def search_files(self, code: str | None = None, *, file: str | None = None, name: str | None = None,
+                     query_language: str | None = None, k: int = 10, language: str | None = None,
+                     same_language: bool = False) -> dict[str, Any]:
+        """The served index's files most similar to a whole file: ``code`` (its text; the language from
+        ``query_language`` or ``name``'s extension) or ``file`` (a file of the index, as a hit names it).
+        Returns {query: {language, functions[, file]}, hits: [{rank, score, vector_score, file, language,
+        functions}]}, other languages only unless ``same_language``."""
+        body = {"code": code, "file": file, "name": name, "query_language": query_language, "k": k,
+                "language": language, "same_language": same_language}
+        return self._call("POST", "/search/files", json={key: v for key, v in body.items() if v is not None})
 
     def compare(self, a: str, b: str, language_a: str | None = None, language_b: str | None = None,
                 threshold: float | str = "auto") -> dict[str, Any]:

@@ -27,7 +27,7 @@ from conba.index import file_vectors as fvec
 from conba.index.store import db_path, shown_path
 from conba.source.records import Unit
 
-__all__ = ["RERANK", "FileHit", "FileQuery", "FileScorer", "search_files"]
+__all__ = ["RERANK", "FileHit", "FileQuery", "FileScorer", "code_units", "make_query", "rank_files", "search_files"]
 
 RERANK = 50  # first-stage candidates re-scored by their functions (algorithms_dev: as good as all, table)
 
@@ -134,16 +134,31 @@ def resolve_file(scorer: FileScorer, path: str) -> int | None:
     return next((k for k, p in enumerate(scorer.files.paths) if os.path.realpath(shown_path(p)) == real), None)
 
 
-def encode_file(index: Any, scorer: FileScorer, path: str, language: str | None = None) -> FileQuery:
-    """A file the index does not hold, as a query: its functions extracted and encoded as the index's are."""
-    from conba.clones.compare import read_code_file
+def code_units(text: str, language: str, name: str) -> list[Unit]:
+    """The units of a whole file's ``text`` as the index extracts them (a file without functions: itself)."""
     from conba.errors import SourceError
     from conba.source.extract import extract_units, fallback_units
 
-    text, lang = read_code_file(path, language=language, language_option="--query-language")
-    units = extract_units(path, text, lang) or fallback_units(path, text, lang)  # a script: the file itself
+    units = extract_units(name, text, language) or fallback_units(name, text, language)
     if not units:
-        raise SourceError(f"{path}: no code in the file")
+        raise SourceError(f"{name}: no code in the file")
+    return units
+
+
+def make_query(scorer: FileScorer, name: str, language: str, units: list[Unit], vectors: np.ndarray) -> FileQuery:
+    """A query file from its units and their vectors (uq, d), encoded as the index encodes units."""
+    raw = [u.code for u in units]
+    vectors = np.asarray(vectors, dtype=np.float32)
+    lex = scorer.lexical.encode(raw) if scorer.lexical is not None else None
+    return FileQuery(name, language, vectors, lex, fvec.aggregate(vectors, fvec.token_counts(raw)), None)
+
+
+def encode_file(index: Any, scorer: FileScorer, path: str, language: str | None = None) -> FileQuery:
+    """A file the index does not hold, as a query: its functions extracted and encoded as the index's are."""
+    from conba.clones.compare import read_code_file
+
+    text, lang = read_code_file(path, language=language, language_option="--query-language")
+    units = code_units(text, lang, path)
     codes, langs = [u.code for u in units], [u.language for u in units]
     model = index._encoding_model()
     view = getattr(model, "view", "raw") or "raw"
@@ -151,36 +166,42 @@ def encode_file(index: Any, scorer: FileScorer, path: str, language: str | None 
         from conba.syntax.view import apply_views
 
         codes, _ = apply_views(codes, langs, view)
-    vecs = np.asarray(model.encode(codes, languages=langs, show_progress_bar=False, normalize=True, view="raw",
-                                   engine=index.engine), dtype=np.float32)
-    raw = [u.code for u in units]
-    lex = scorer.lexical.encode(raw) if scorer.lexical is not None else None
-    return FileQuery(path, lang, vecs, lex, fvec.aggregate(vecs, fvec.token_counts(raw)), None)
+    vecs = model.encode(codes, languages=langs, show_progress_bar=False, normalize=True, view="raw",
+                        engine=index.engine)
+    return make_query(scorer, path, lang, units, vecs)
 
 
-def search_files(index: Any, path: str, k: int = 10, *, same_language: bool = False,
-                 language: str | None = None, rerank: int = RERANK, query_language: str | None = None,
-                 scorer: FileScorer | None = None) -> tuple[FileQuery, list[FileHit]]:
-    """The ``k`` files of the index most similar to the file ``path`` (indexed or not; one not indexed is
-    encoded with the index's model). Files in the query's language are left out unless ``same_language``
-    (the query itself always is); ``language`` keeps only files in that language."""
+def rank_files(scorer: FileScorer, query: FileQuery, k: int = 10, *, same_language: bool = False,
+               language: str | None = None, rerank: int = RERANK) -> list[FileHit]:
+    """The ``k`` best files for ``query``: files in its language are left out unless ``same_language`` (the
+    query itself always is); ``language`` keeps only files in that language."""
     if k < 1 or rerank < 1:
         raise ConfigError("k and rerank must be >= 1")
-    scorer = scorer or FileScorer(index)
-    row = resolve_file(scorer, path)
-    query = scorer.query_of(row) if row is not None else encode_file(index, scorer, path, query_language)
     langs = np.array(scorer.files.languages, dtype=object)
     keep = np.ones(len(langs), dtype=bool)
     if language is not None:
         keep &= langs == language
     elif not same_language:
         keep &= langs != query.language
-    if row is not None:
-        keep[row] = False
+    if query.stored is not None:
+        keep[scorer.row_of[query.stored]] = False
     first = scorer.files.vectors @ query.vector                          # (F,)
     cand = np.flatnonzero(keep)
     cand = cand[np.argsort(-first[cand], kind="stable")[:max(rerank, k)]].tolist()
     scores = scorer.mean_best(query, cand)
     order = sorted(range(len(cand)), key=lambda j: (-scores[j], scorer.files.paths[cand[j]]))[:k]
-    return query, [FileHit(float(scores[j]), float(first[cand[j]]), scorer.unit(cand[j]),
-                           len(scorer.unit_ids[cand[j]])) for j in order]
+    return [FileHit(float(scores[j]), float(first[cand[j]]), scorer.unit(cand[j]), len(scorer.unit_ids[cand[j]]))
+            for j in order]
+
+
+def search_files(index: Any, path: str, k: int = 10, *, same_language: bool = False,
+                 language: str | None = None, rerank: int = RERANK, query_language: str | None = None,
+                 scorer: FileScorer | None = None) -> tuple[FileQuery, list[FileHit]]:
+    """The ``k`` files of the index most similar to the file ``path`` (indexed or not; one not indexed is
+    encoded with the index's model); see :func:`rank_files`."""
+    if k < 1 or rerank < 1:
+        raise ConfigError("k and rerank must be >= 1")
+    scorer = scorer or FileScorer(index)
+    row = resolve_file(scorer, path)
+    query = scorer.query_of(row) if row is not None else encode_file(index, scorer, path, query_language)
+    return query, rank_files(scorer, query, k, same_language=same_language, language=language, rerank=rerank)

@@ -1,4 +1,5 @@
-"""The JSON endpoints of ``conba serve``: search, compare, encode, clones, report, map, health."""
+"""The JSON endpoints of ``conba serve``: search, compare, encode, clones, report, map, health (and file search,
+:mod:`conba.serve.file_routes`)."""
 
 from __future__ import annotations
 
@@ -214,4 +215,7 @@ def router(state: ServeState) -> APIRouter:
                 "index": index, "limits": limits.to_dict(), "workers": state.batcher.workers,
                 "threads_per_worker": state.threads, "batching": state.batcher.stats.to_dict()}
 
+    from conba.serve.file_routes import add_file_routes
+
+    add_file_routes(api, state)  # POST /search/files
     return api

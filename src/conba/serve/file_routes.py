@@ -1,0 +1,124 @@
+"""``POST /search/files`` of ``conba serve``: the served index's files most similar to a whole file.
+
+The query is either ``code`` (a whole file's text, with ``query_language`` or a ``name`` whose extension
+tells it), whose functions are extracted and encoded as the index's are, or ``file``: a file of the served
+index, named as the index or a hit lists it (its stored vectors are used; nothing is read from disk).
+Scores as ``conba search --files`` (:mod:`conba.index.file_search`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from fastapi import APIRouter, HTTPException
+from pydantic import BaseModel, Field
+
+from conba.serve.limits import check_language
+from conba.serve.schemas import Text, _Request
+
+if TYPE_CHECKING:
+    from conba.serve.app import ServeState
+    from conba.serve.reload import Snapshot
+
+
+class FileSearchRequest(_Request):
+    code: Text | None = Field(None, description="The query file's whole text (or give `file`).")
+    file: Text | None = Field(None, description="A file of the served index, as a hit or the index names it.")
+    name: Text | None = Field(None, description="The query file's name: its extension gives the language.")
+    query_language: Text | None = Field(None, description="Language of `code` (default: from `name`).")
+    language: Text | None = Field(None, description="Only return files in this language.")
+    same_language: bool = Field(False, description="Include files in the query's language.")
+    k: int = Field(10, description="Number of files.")
+
+
+class FileHitOut(BaseModel):
+    rank: int
+    score: float = Field(description="Mean of each side's best function matches (the file score).")
+    vector_score: float = Field(description="Cosine of the two file vectors (the first stage).")
+    file: str
+    language: str
+    functions: int
+
+
+class FileSearchResponse(BaseModel):
+    query: dict[str, Any] = Field(description="The query file: language, functions, and file when indexed.")
+    hits: list[FileHitOut]
+    generation: int
+
+
+def _scorer(snap: Snapshot) -> Any:
+    from conba.index.file_search import FileScorer
+
+    if ("files",) not in snap.cache:
+        snap.cache[("files",)] = FileScorer(snap.index)
+    return snap.cache[("files",)]
+
+
+def _indexed_row(scorer: Any, name: str) -> int | None:
+    from conba.clones.display import display_path
+    from conba.index.store import shown_path
+
+    row = scorer.row_of.get(name)
+    if row is None:
+        row = next((k for k, p in enumerate(scorer.files.paths) if display_path(shown_path(p)) == name), None)
+    return row
+
+
+def _rank(snap: Snapshot, req: FileSearchRequest, query: Any, language: str | None) -> tuple[Any, list, int]:
+    from conba.index.file_search import rank_files
+
+    scorer = _scorer(snap)
+    if query is None:
+        row = _indexed_row(scorer, req.file or "")
+        if row is None:
+            raise HTTPException(404, f"file: {req.file} is not a file of the served index (or has no function)")
+        query = scorer.query_of(row)
+    elif callable(query):
+        query = query(scorer)
+    return query, rank_files(scorer, query, req.k, same_language=req.same_language, language=language), \
+        snap.generation
+
+
+def add_file_routes(api: APIRouter, state: ServeState) -> None:
+    limits, holder = state.limits, state.holder
+
+    @api.post("/search/files", response_model=FileSearchResponse, tags=["search"])
+    async def search_files(req: FileSearchRequest) -> dict[str, Any]:
+        """The ``k`` files of the index most similar to a whole file (other languages unless ``same_language``)."""
+        from conba.errors import ConbaError
+        from conba.index.file_search import code_units, make_query
+
+        limits.check_k(req.k)
+        language = check_language(req.language, "language")
+        if (req.code is None) == (req.file is None):
+            raise HTTPException(422, "give either code (a whole file's text) or file (a file of the index)")
+        query: Any = None
+        if req.code is not None:
+            if len(req.code) > limits.max_chars * limits.max_snippets:
+                raise HTTPException(413, f"code: {len(req.code)} characters, the limit for a whole file is "
+                                         f"{limits.max_chars * limits.max_snippets}")
+            qlang = check_language(req.query_language, "query_language")
+            if qlang is None and req.name:
+                from conba.syntax.languages import detect_language
+
+                qlang = detect_language(req.name)
+            if qlang is None:
+                raise HTTPException(422, "query_language: needed for code (or a name with a known extension)")
+            try:
+                units = code_units(req.code, qlang, req.name or "query")
+            except ConbaError as exc:
+                raise HTTPException(422, f"code: {exc}") from None
+            vectors = await state.batcher.encode([u.code for u in units], [qlang] * len(units))
+            name = req.name or "query"
+            query = lambda scorer: make_query(scorer, name, qlang, units, vectors)  # noqa: E731
+        try:
+            q, hits, generation = await holder.with_snapshot(_rank, req, query, language)
+        except ConbaError as exc:  # an index without file vectors: one line, what to run
+            raise HTTPException(409, str(exc)) from None
+        from conba.clones.display import display_path
+        from conba.index.store import shown_path
+
+        info: dict[str, Any] = {"language": q.language, "functions": int(len(q.vectors))}
+        if q.stored is not None:
+            info["file"] = display_path(shown_path(q.stored))
+        return {"query": info, "hits": [h.to_dict(r) for r, h in enumerate(hits, 1)], "generation": generation}
