@@ -84,7 +84,7 @@ class Index:
 
         self._lexical_weight = None if lexical_weight is None else check_weight(lexical_weight)
         self._lexical: Any = None
-        self.path = Path(default_index_dir(path))
+        self.path = swap.recover(Path(default_index_dir(path)), DB_NAME)  # a half-done replace_dir swap
         self.hnsw_above, self.ivf_above = hnsw_above, ivf_above  # vector structure: conba.index.vector_file
         if self.path.exists() and not self.path.is_dir():
             raise CodeIndexError(f"{self.path}: not an index folder (it is a file)")

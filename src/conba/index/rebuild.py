@@ -9,7 +9,8 @@ serve keep answering from it. When the new index is complete (its manifest writt
   one after it, never missing; the new folder's lock file is taken before the exchange, so a writer
   waiting on ``PATH/index.lock`` keeps waiting across it;
 - elsewhere with :func:`conba.utils.io.replace_dir` (two renames; a kill between them leaves the old
-  index at ``PATH.old``).
+  index at ``PATH.old``, ``PATH`` missing and the new one in ``PATH.rebuild``: :func:`recover`, which
+  every :class:`conba.index.Index` runs on opening, finishes that swap before anything reads or writes).
 
 A rebuild killed before the exchange leaves ``PATH`` as it was and its work in ``PATH.rebuild``, marked by
 ``rebuild.json`` with what was asked (model, view, engine, options): the same ``--rebuild`` again resumes it
@@ -26,21 +27,25 @@ import errno
 import os
 import shutil
 import signal
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
 
-from conba.index.errors import ModelMismatchError
+from filelock import FileLock, Timeout
+
+from conba.index.errors import IndexBusyError, ModelMismatchError
 from conba.index.identity import model_label
 from conba.index.lock import LOCK_NAME, IndexLock
 from conba.index.store import Store
 from conba.utils.io import read_json, replace_dir, sibling, write_json_atomic
 
-__all__ = ["MARK", "SUFFIX", "begin", "exchange_dirs", "excluded", "finish", "on_error", "work_dir"]
+__all__ = ["MARK", "SUFFIX", "begin", "exchange_dirs", "excluded", "finish", "on_error", "recover", "work_dir"]
 SUFFIX = ".rebuild"
 MARK = "rebuild.json"  # in PATH.rebuild while it holds a rebuild in progress
 KILL_ENV = "CONBA_REBUILD_TEST_KILL"
 _AT_FDCWD, _RENAME_EXCHANGE = -100, 2
+RECOVER_WAIT_S = 60.0  # how long opening an index waits for a live writer in the middle of replace_dir
 
 
 def _test_kill(step: str) -> None:
@@ -124,3 +129,58 @@ def finish(idx: Any, db_name: str) -> None:
     idx.store = Store(target / db_name)
     idx._faiss = idx._lexical = None  # read again from the folder now in place
     shutil.rmtree(work, ignore_errors=True)  # the old index (after an exchange)
+
+
+def _complete(folder: Path, db_name: str) -> bool:
+    """Whether ``folder`` holds a finished rebuild: no mark, a manifest, and its database says ``ready``."""
+    if (folder / MARK).exists() or not (folder / "manifest.json").is_file() or not (folder / db_name).is_file():
+        return False
+    try:
+        db = sqlite3.connect(f"file:{folder / db_name}?mode=ro", uri=True)
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key = 'state'").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
+    return bool(row) and row[0] == "ready"
+
+
+def recover(path: Path, db_name: str = "index.sqlite") -> Path:
+    """``path``, after finishing a swap that :func:`conba.utils.io.replace_dir` left half done (systems
+    without ``renameat2``: a rebuild killed between its two renames leaves ``PATH`` missing, the old
+    index at ``PATH.old`` and the complete new one in ``PATH.rebuild``). The new index is moved in when
+    it is complete, else the old one is moved back; nothing is done while the rebuild's writer is
+    still alive (it holds the old index's lock file, which moved with it to ``PATH.old``: this waits up
+    to ``RECOVER_WAIT_S`` for it, then raises :class:`IndexBusyError`)."""
+    path = Path(path)
+    old = sibling(path, ".old")
+    if path.exists() or not old.is_dir():
+        return path
+    lock = FileLock(str(old / LOCK_NAME), thread_local=False)
+    try:
+        lock.acquire(timeout=RECOVER_WAIT_S)
+    except Timeout:
+        raise IndexBusyError(f"{path}: missing while a rebuild (pid {_pid(old)}) swaps it in from {old}; "
+                             "try again when it has finished") from None
+    except OSError:  # PATH.old went away meanwhile: the writer finished the swap
+        return path
+    try:
+        if path.exists() or not old.is_dir():  # another process recovered it meanwhile
+            return path
+        new = work_dir(path)
+        if new.is_dir() and _complete(new, db_name):
+            os.replace(new, path)  # finish the swap: the rebuilt index, as the killed run would have
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(old, path)  # no complete rebuild: the old index goes back in place
+    finally:
+        lock.release()
+    return path
+
+
+def _pid(folder: Path) -> str:
+    try:
+        return (folder / LOCK_NAME).read_text(encoding="utf-8").strip() or "?"
+    except OSError:
+        return "?"

@@ -108,23 +108,51 @@ class ShardedIndex:
                 reports.append(idx.add(paths, **add_kwargs))
         return reports
 
+    @property
+    def built(self) -> list[Path]:
+        """The shard folders that hold a completed index (a shard whose ``--rebuild`` swap was killed
+        half-way is recovered first: :func:`conba.index.rebuild.recover`)."""
+        from conba.index.rebuild import recover
+
+        return [f for f in map(recover, self.shards) if (f / "manifest.json").exists()]
+
     def encode(self, codes: list[str], languages: list[str] | None = None) -> np.ndarray:
-        """Query vectors (b, d) with the model and engine of the shards (all share one fingerprint)."""
+        """Query vectors (b, d) L2-normalised, as :meth:`conba.index.Index.search` encodes a query: with the
+        model's query prompt when it has one, on the engine of the shards (all share one fingerprint)."""
+        from conba.data.records import normalize_language
         from conba.index import Index
 
-        built = [f for f in self.shards if (f / "manifest.json").exists()]
+        built = self.built
         if not built:
             raise CodeIndexError(f"{self.folder}: no shard has been indexed yet")
         prints = {read_json(f / "manifest.json").get("fingerprint") for f in built}
         if len(prints) > 1:
             raise CodeIndexError(f"{self.folder}: shards were built with different models")
+        langs = [normalize_language(lang) if lang else "" for lang in (languages or [""] * len(codes))]
         with Index(built[0], model=self.model) as idx:
-            model = idx._encoding_model()
-            return model.encode(codes, languages=languages or [""] * len(codes), show_progress_bar=False,
-                                engine=idx.engine)
+            return idx._encoding_model().encode_query(codes, languages=langs, show_progress_bar=False,
+                                                      engine=idx.engine)
+
+    def search(self, code: str, k: int = 10, language: str | None = None,
+               query_language: str | None = None) -> list[Hit]:
+        """The ``k`` best hits for ``code`` over all shards, in this process (one shard after another;
+        :meth:`searcher` keeps every shard loaded in its own process instead)."""
+        from conba.index import Index
+
+        query = self.encode([code], [query_language or ""])
+        hits: list[Hit] = []
+        for folder in self.built:
+            with Index(folder) as idx:
+                hits += idx.search_vectors(query, k=k, language=language, codes=[code])[0]
+        return merge([hits], k)[0]
 
     def searcher(self) -> ShardSearcher:
-        return ShardSearcher([f for f in self.shards if (f / "manifest.json").exists()])
+        return ShardSearcher(self.built)
+
+
+def merge(per_query: list[list[Hit]], k: int) -> list[list[Hit]]:
+    """The ``k`` best of each query's hits from all shards, by score (ties: the order given)."""
+    return [sorted(hits, key=lambda h: -h.score)[:k] for hits in per_query]
 
 
 def _serve(folder: str, conn: Any) -> None:
@@ -140,7 +168,7 @@ def _serve(folder: str, conn: Any) -> None:
         return
     while (msg := conn.recv()) is not None:
         try:
-            conn.send(("ok", idx.search_vectors(*msg)))
+            conn.send(("ok", idx.search_vectors(*msg[:3], codes=msg[3])))
         except Exception as exc:
             conn.send(("error", f"{folder}: {exc}"))
     idx.close()
@@ -169,14 +197,15 @@ class ShardSearcher:
             raise CodeIndexError(value)
         return value
 
-    def search_vectors(self, queries: np.ndarray, k: int = 10, language: str | None = None) -> list[list[Hit]]:
-        """The ``k`` best hits per query (b, d) over all shards (scores from each shard's own search)."""
+    def search_vectors(self, queries: np.ndarray, k: int = 10, language: str | None = None,
+                       codes: list[str] | None = None) -> list[list[Hit]]:
+        """The ``k`` best hits per query (b, d) over all shards (scores from each shard's own search; with
+        the queries' ``codes``, fused with each shard's lexical channel as :meth:`Index.search_vectors`)."""
         queries = np.atleast_2d(np.asarray(queries, dtype=np.float32))
         for conn in self.conns:
-            conn.send((queries, k, language))
+            conn.send((queries, k, language, codes))
         per_shard = [self._reply(conn) for conn in self.conns]
-        return [sorted((h for hits in shard_hits for h in hits), key=lambda h: -h.score)[:k]
-                for shard_hits in zip(*per_shard)]
+        return merge([[h for hits in shard_hits for h in hits] for shard_hits in zip(*per_shard)], k)
 
     def close(self) -> None:
         for conn, proc in zip(self.conns, self.procs):
