@@ -31,7 +31,7 @@ from conba.clones.find import CloneReport, find_clones
 from conba.clones.threshold import resolve_threshold
 from conba.data.records import DataError
 from conba.errors import ConfigError
-from conba.index import builder, identity, lexical_file, vector_file
+from conba.index import builder, identity, lazy_model, lexical_file, vector_file
 from conba.index import rebuild as swap
 from conba.index import vectors as vec
 from conba.index.ann_ivf import IVF_ABOVE
@@ -216,7 +216,7 @@ class Index:
         stays the single writer."""
         paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
         t0 = time.perf_counter()
-        model = self._encoding_model()
+        model = lazy_model.add_model(self)  # loaded only when something is to be encoded (or not yet checked)
         self._lock.acquire(wait=self._wait, on_wait=self._on_wait)
         try:
             report = self._add(paths, model, max_file_size, batch_size, commit_every, show_progress, encoder)

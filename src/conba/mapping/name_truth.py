@@ -1,16 +1,26 @@
 """The name-key truth of a name-keeping port: which source functions are unported, and how right the map's
 *missing* list is against it (:mod:`conba.mapping.evaluate` has the rest of the measuring).
 
-**Literal** rule (ports_dev's README): a source function is unported when no target function has its name
-key (last name component, lower case, without ``_`` or punctuation). **Folded** rule: also ported when a
-target function's key equals it once a namespace moves between the name and the receiver or is dropped
-(:func:`conba.mapping.names.folded_keys`), as ports do (rust-brotli: ``ZopfliCostModelSetFromCommands`` ->
-``ZopfliCostModel.set_from_commands``, ``BrotliStoreMetaBlock`` -> ``store_meta_block``):
+This module is the one definition of the **name key** the truth uses (the issue: "a source function is
+unported when no target function has its name key"); the map's name anchors use the same folded keys.
 
-* receiver folding: the key of the receiver type (generics dropped) before or after the key of the name, on
-  either side (``InitCommand`` = ``Command.init``);
-* prefix dropping: the name without its first one or two words (``Brotli``, ``BrotliEncoder``), on either
-  side, when at least two words (and 8 letters) are left.
+* **Literal** key (:func:`literal_key`, ports_dev's README): the last name component, lower case, without
+  ``_`` or punctuation: ``diff_main`` = ``diffMain`` = ``DiffMain``; ``Dmp.diff_main`` -> ``diffmain``.
+* **Folded** keys (:func:`truth_keys` with ``folded``, :func:`conba.mapping.names.folded_keys`): the literal
+  key, plus the keys a namespace that moved between the name and the receiver, or was dropped, gives, as
+  ports do (rust-brotli: ``ZopfliCostModelSetFromCommands`` -> ``ZopfliCostModel.set_from_commands``,
+  ``BrotliStoreMetaBlock`` -> ``store_meta_block``); two functions share a key when their key sets meet:
+
+  - receiver folding: the receiver type's words (generics dropped) before or after the name's
+    (``InitCommand`` = ``Command.init``);
+  - prefix dropping: the name without its first one or two words, when at least two words and 8 letters are
+    left (``BrotliStoreMetaBlock`` -> ``storemetablock``). No list of namespaces: any first word may go, so
+    the folded rule also calls a few unrelated pairs ported (ports_dev: Python ``fenced_code_block`` and
+    JavaScript ``code_block`` share ``codeblock``), a deliberate trade against listing each project's
+    prefixes.
+
+A source function is **unported** by the literal rule when no target function has its literal key, by the
+folded rule when none shares a folded key with it. Nothing is language-specific but the graded set below.
 
 Only **graded** source functions count: left out, as ports_dev's groups leave them out, are constructors
 (:func:`conba.mapping.kinds.constructor_mask`: ``<init>``, ``__init__``, ``constructor``, a JavaScript
@@ -57,15 +67,24 @@ def graded_ids(port: PortMap) -> set[int]:
     return {f.source.id for f, c in zip(port.functions, ctor, strict=True) if graded(f.source, bool(c))}
 
 
+def literal_key(qualname: str) -> str:
+    """The literal name key: last component, lower case, no ``_`` or punctuation (``Dmp.diff_main`` ->
+    ``diffmain``)."""
+    return name_key(qualname)
+
+
+def truth_keys(qualname: str, folded: bool = False) -> set[str]:
+    """The keys the truth matches ``qualname`` by: its literal key, or (``folded``) all its folded keys."""
+    return folded_keys(qualname) if folded else {literal_key(qualname)}
+
+
 def unported(port: PortMap, folded: bool = False) -> dict[int, bool]:
-    """graded source unit id -> True when no target function of ``port`` shares its name key (``folded``: one
-    of its folded keys)."""
+    """graded source unit id -> True when no target function of ``port`` shares a key with it
+    (:func:`truth_keys`: the literal key, ``folded``: the folded ones)."""
     ids = graded_ids(port)
-    if folded:
-        keys: set[str] = set().union(*(folded_keys(u.qualname) for u in port.targets)) if port.targets else set()
-        return {f.source.id: not (folded_keys(f.source.qualname) & keys) for f in port.functions if f.source.id in ids}
-    literal = {name_key(u.qualname) for u in port.targets}
-    return {f.source.id: name_key(f.source.qualname) not in literal for f in port.functions if f.source.id in ids}
+    keys: set[str] = set().union(*(truth_keys(u.qualname, folded) for u in port.targets))
+    return {f.source.id: not (truth_keys(f.source.qualname, folded) & keys)
+            for f in port.functions if f.source.id in ids}
 
 
 def evaluate_missing(port: PortMap, folded: bool = False) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from conba.source.records import Unit
 from conba.text import split_words
 
 GENERIC = frozenset({"init", "constructor", "tostring", "str", "repr", "equals", "eq", "hashcode", "hash",
-                     "compareto", "new", "default", "drop", "clone", "fmt", "valueof", "dispose"})
+                     "compareto", "new", "default", "drop", "clone", "fmt", "valueof", "dispose", "gethashcode"})
 MIN_FOLDED = 8   # letters a prefix-dropped key keeps
 MIN_KEY = 4      # letters an anchoring key has
 
