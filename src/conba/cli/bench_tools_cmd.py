@@ -14,6 +14,7 @@ TOOLS = {
                     "`conba index` / search / clones at scale on a built corpus; FAISS flat vs HNSW; ANN at 1M."),
     "ivf": ("conba.bench.ivf", "The IVF-SQ8 + re-rank index at 1M through the production path: build, query, update."),
     "ivf-encode": ("conba.bench.ivf_encode", "Real embeddings of an index's functions for `conba bench ivf --real`."),
+    "ivf-real": ("conba.bench.ivf_real", "Real code in the IVF index: recall vs size and lists probed; the padded 1M."),
     "plan-100m": ("conba.bench.plan", "The 100M-function plan, simulated from `conba bench ivf` measurements."),
     "serve-load": ("conba.serve.load_test", "Load test of `conba serve`: concurrent /search and /compare clients."),
 }
