@@ -52,6 +52,29 @@ def file_groups_from_functions(path: str | Path) -> list[dict]:
     return [{"group": f"files-{k}", "files": sorted(fs)} for k, fs in enumerate(sorted(comps.values()))]
 
 
+def shipped_map_at_r(idx, found: dict[str, str]) -> float:
+    """MAP@R of ``conba search --files`` itself (:func:`conba.index.file_search.rank_files`, the index's
+    stored file vectors) under eval-repo's protocol: each grouped file against each other language holding
+    its group, mean over ordered language pairs. MAP@R reads only the top R, so the top 50 suffice."""
+    import numpy as np
+
+    from conba.index.file_search import FileScorer, rank_files
+    from conba.index.store import shown_path
+
+    scorer = FileScorer(idx)
+    group = {scorer.row_of[p]: g for p, g in found.items() if p in scorer.row_of}
+    langs = scorer.files.languages
+    per_pair: dict[tuple[str, str], list[float]] = {}
+    for q, g in group.items():
+        for tl in sorted({langs[t] for t, h in group.items() if h == g and langs[t] != langs[q]}):
+            relevant = {shown_path(scorer.files.paths[t]) for t, h in group.items() if h == g and langs[t] == tl}
+            hits = rank_files(scorer, scorer.query_of(q), 50, language=tl)
+            rel = [h.file.file in relevant for h in hits[:len(relevant)]]
+            ap = sum(sum(rel[:i + 1]) / (i + 1) for i, r in enumerate(rel) if r) / len(relevant)
+            per_pair.setdefault((langs[q], tl), []).append(ap)
+    return round(float(np.mean([np.mean(v) for v in per_pair.values()])), 4)
+
+
 def main(argv: list[str] | None = None) -> dict:
     from conba.eval.file_level import score_table
     from conba.eval.repo_groups import load_groups, resolve_groups
@@ -63,6 +86,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("groups")
     ap.add_argument("--function-groups", action="store_true")
     ap.add_argument("-o", "--output", default=None)
+    ap.add_argument("--shipped", action="store_true", help="also score `conba search --files` itself (the "
+                    "index needs file vectors: a `conba index` run of this version)")
     args = ap.parse_args(argv)
     groups_file = args.groups
     if args.function_groups:
@@ -80,11 +105,14 @@ def main(argv: list[str] | None = None) -> dict:
         weight = idx.lexical_weight
         fused = table.fused(idx.lexical_index().rows([u.id for u in table.units]), weight) if weight else None
         fingerprint = idx.stats()["fingerprint"]
+        shipped = shipped_map_at_r(idx, found) if args.shipped else None
     out = {"index": args.index, "groups": args.groups, "fingerprint": fingerprint, "files": len(table.files),
            "units": table.n_units, "grouped_files": len(found), "groups_n": len(groups), "missing": len(missing),
            "dense": score_table(table, found)}
     if fused is not None:
         out[f"fused (lexical {weight:g})"] = score_table(fused, found)
+    if shipped is not None:
+        out["shipped: conba search --files"] = shipped
     text = json.dumps(out, indent=1)
     if args.output:
         Path(args.output).write_text(text + "\n")

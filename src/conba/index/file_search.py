@@ -118,7 +118,8 @@ class FileScorer:
         if self.lexical is not None and query.lexical is not None:
             from conba.lexical import fuse
 
-            sim = fuse(sim, self.lexical.scores(query.lexical, ids), self.weight)
+            lex = (query.lexical @ self.lexical.rows(ids).T).toarray()   # sparse x sparse: (uq, ut), small
+            sim = fuse(sim, np.asarray(lex, dtype=np.float32), self.weight)
         q_side = np.maximum.reduceat(sim, starts, axis=1).mean(axis=0)   # (t,)
         t_side = np.add.reduceat(sim.max(axis=0), starts) / counts       # (t,)
         return ((q_side + t_side) / 2).astype(np.float32)
