@@ -54,6 +54,10 @@ __all__ = ["index", "index_option", "parse_size", "resolve_index_dir", "resolve_
                    "rebuilds them by itself when they have degraded (docs/SCALE.md).")
 @click.option("--wait", is_flag=True,
               help="If another `conba index` is writing the same index, wait for it instead of failing.")
+@click.option("--shards", type=click.IntRange(1), default=None, metavar="N",
+              help="A sharded index: the top-level folders of the one PATH split between N ordinary indexes "
+                   "(fixed once made; later runs update them without --shards). `conba search` reads it as one "
+                   "(docs/SCALE.md).")
 @click.option("-v", "--verbose", is_flag=True, help="List every skipped file with its reason.")
 @format_option(REPORT, ("plain", "json"), help="json: the run's report as one object.")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None, metavar="[ADDRESS]",
@@ -64,7 +68,7 @@ __all__ = ["index", "index_option", "parse_size", "resolve_index_dir", "resolve_
 def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view: str | None, engine: str | None,
           max_file_size: str, batch_size: int | None, rebuild: bool, wait: bool, verbose: bool, fmt: str,
           ray_address: str | None, lexical_weight: float | None, progress: bool | None = None,
-          device: str = "auto", dtype: str = "auto", rebuild_vectors: bool = False) -> None:
+          device: str = "auto", dtype: str = "auto", rebuild_vectors: bool = False, shards: int | None = None) -> None:
     """Index the functions of a codebase for `conba search` and `conba clones`.
 
     Walks PATHS (files or folders), respecting .gitignore and skipping vendored (node_modules,
@@ -112,6 +116,14 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
         encoder = RayEncoder(ray_address or None, device=device, dtype=dtype)
     folder = resolve_index_dir(index_dir)
     size = parse_size(max_file_size)
+    from conba.cli.shards_cli import is_sharded, run_sharded_index
+
+    if shards is not None or is_sharded(folder):  # conba.index.shards: one ordinary index per shard
+        opts = dict(**index_model(model), rebuild=rebuild, wait=wait, view=view, engine=engine,
+                    lexical_weight=lexical_weight)
+        add = dict(max_file_size=size, batch_size=batch_size, show_progress=show_progress(progress), encoder=encoder)
+        return run_sharded_index(folder, paths, shards, opts, add, fmt)
+
     def waiting(pid: str) -> None:
         click.echo(f"{folder}: waiting for another `conba index` (pid {pid}) to finish...", err=True)
 

@@ -98,11 +98,18 @@ def search(query: str | None, code: str | None, neighbors: int, language: str | 
     snippet, qlang = read_query(query, code, query_language)
     if not snippet.strip():
         raise click.ClickException(f"{query or '--code'}: the query is empty")
-    with Index(resolve_index_dir(index_dir), **index_model(model), create=False, view=view,
-               lexical_weight=lexical_weight) as idx:
-        place_index_model(idx, device, dtype)
-        hits = idx.search(snippet, k=neighbors, language=language, query_language=qlang)
-        held = idx.stats()["languages"] if not hits and language else {}
+    from conba.cli.shards_cli import is_sharded, sharded_search
+
+    if is_sharded(resolve_index_dir(index_dir)):  # a sharded index (conba index --shards N): every shard, merged
+        hits = sharded_search(resolve_index_dir(index_dir), snippet, neighbors, language, qlang,
+                              dict(**index_model(model), view=view, lexical_weight=lexical_weight))
+        held: dict = {}
+    else:
+        with Index(resolve_index_dir(index_dir), **index_model(model), create=False, view=view,
+                   lexical_weight=lexical_weight) as idx:
+            place_index_model(idx, device, dtype)
+            hits = idx.search(snippet, k=neighbors, language=language, query_language=qlang)
+            held = idx.stats()["languages"] if not hits and language else {}
     if not hits:
         lacking = language and held and language not in held
         click.echo(f"no results: the index holds no {language} functions (it has "

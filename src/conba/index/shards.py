@@ -129,7 +129,7 @@ class ShardedIndex:
         if len(prints) > 1:
             raise CodeIndexError(f"{self.folder}: shards were built with different models")
         langs = [normalize_language(lang) if lang else "" for lang in (languages or [""] * len(codes))]
-        with Index(built[0], model=self.model) as idx:
+        with Index(built[0], model=self.model, **self._options("model_options", "view", "engine")) as idx:
             return idx._encoding_model().encode_query(codes, languages=langs, show_progress_bar=False,
                                                       engine=idx.engine)
 
@@ -142,9 +142,13 @@ class ShardedIndex:
         query = self.encode([code], [query_language or ""])
         hits: list[Hit] = []
         for folder in self.built:
-            with Index(folder) as idx:
+            with Index(folder, create=False, **self._options("lexical_weight")) as idx:
                 hits += idx.search_vectors(query, k=k, language=language, codes=[code])[0]
         return merge([hits], k)[0]
+
+    def _options(self, *names: str) -> dict[str, Any]:
+        """The given ``Index`` keyword arguments that were set (for the readers of the shards)."""
+        return {n: self.index_kwargs[n] for n in names if self.index_kwargs.get(n) is not None}
 
     def searcher(self) -> ShardSearcher:
         return ShardSearcher(self.built)
