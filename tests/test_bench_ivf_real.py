@@ -39,6 +39,8 @@ def test_realscale_and_padded_record_recall(tmp_path, monkeypatch):
     full = [r for r in rows if r["vectors"] == "real" and r["n"] == 750 and r["lists"] == "4*sqrt(n)"]
     assert full[-1]["share"] == 1.0 and full[-1]["recall@10"] >= 0.99  # every list probed: exact up to float16 ties
     assert full[0]["recall@10"] < full[-1]["recall@10"]
+    fit = result["extrapolated"]["real_share_1/64"]  # 64 lists at n 200 and 375, one probed
+    assert [n for n, _ in fit["measured"]] == [200, 375] and 0 <= fit["recall_at_1000000"] <= 1
     _run(monkeypatch, ivf.main, "--phase", "data", "--real", str(real), "--out", str(out), "-n", "3000",
          "--queries", "20", "--components", "4")
     _run(monkeypatch, ivf_real.main, "--phase", "padded", "--out", str(out), "--nprobe", "1", "64")

@@ -83,6 +83,27 @@ def realscale(args: argparse.Namespace) -> dict:
                         out["rows"].append(row)
                         print(row, flush=True)
         out[f"{name}_nn_cos_median"] = round(nn_cos(data[: sizes[-1]]), 4)
+    out["extrapolated"] = extrapolate(out["rows"])
+    return out
+
+
+def extrapolate(rows: list[dict], at: int = 1_000_000) -> dict:
+    """Recall at ``at`` vectors for each share of 4·√n lists probed (1/64: conba's nprobe 64 of 4,096 at
+    1M; 1/32: nprobe 128), from a least-squares line of log(1 - recall) against log(n) over the sizes
+    measured (the missed share shrinks as a power of n). Only shares measured at two sizes or more."""
+    out: dict = {}
+    for name in sorted({r["vectors"] for r in rows}):
+        for share in (1 / 64, 1 / 32, 1 / 16):
+            pts = [(r["n"], r["recall@10"]) for r in rows if r["vectors"] == name and r["lists"] == "4*sqrt(n)"
+                   and abs(r["share"] - share) < 1e-9]
+            if len({n for n, _ in pts}) < 2:
+                continue
+            x = np.log([n for n, _ in pts])
+            y = np.log([max(1 - rec, 1e-4) for _, rec in pts])
+            slope, icpt = np.polyfit(x, y, 1)
+            out[f"{name}_share_1/{round(1 / share)}"] = {
+                "measured": pts, "slope": round(float(slope), 3),
+                f"recall_at_{at}": round(float(1 - math.exp(icpt + slope * math.log(at))), 3)}
     return out
 
 
