@@ -95,7 +95,7 @@ def extrapolate(rows: list[dict], at: int = 1_000_000) -> dict:
     for name in sorted({r["vectors"] for r in rows}):
         for share in (1 / 64, 1 / 32, 1 / 16):
             pts = [(r["n"], r["recall@10"]) for r in rows if r["vectors"] == name and r["lists"] == "4*sqrt(n)"
-                   and abs(r["share"] - share) < 1e-9]
+                   and abs(r["share"] - round(share, 4)) < 1e-9]
             if len({n for n, _ in pts}) < 2:
                 continue
             x = np.log([n for n, _ in pts])
