@@ -113,3 +113,26 @@ def test_clones_files_pairs_files_in_every_format(indexed, tmp_path):
 
     code, out = _run("clones", "--files", "--threshold", "1.0", "-i", str(idx))
     assert code == 0 and "0 file clone classes" in out
+
+
+def test_clones_files_bad_input_and_an_index_without_file_vectors_are_one_line(indexed, tmp_path):
+    import sqlite3
+
+    _, idx = indexed
+    old = tmp_path / "old-idx"
+    shutil.copytree(idx, old)
+    db = sqlite3.connect(old / "index.sqlite")
+    db.execute("DROP TABLE file_vectors")
+    db.execute("DELETE FROM meta WHERE key = 'file_vectors'")
+    db.commit()
+    db.close()
+    cases = [
+        (["clones", "--files", "--threshold", "abc", "-i", str(idx)], "threshold must be a number"),
+        (["clones", "--files", "-k", "0", "-i", str(idx)], "--neighbors"),
+        (["clones", "--files", "-i", str(old)], "no file vectors (written by an older conba); run `conba index`"),
+        (["search", "--files", str(EXAMPLE / "go" / "algo.go"), "-i", str(old)], "no file vectors"),
+    ]
+    for args, message in cases:
+        code, out = _run(*args)
+        lines = [line for line in out.splitlines() if line.startswith("Error")]
+        assert code != 0 and len(lines) == 1 and message in lines[0], (args, out)

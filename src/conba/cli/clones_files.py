@@ -9,8 +9,7 @@ def file_clone_report(idx: Any, threshold: str | float | None, *, cross_language
                       neighbors: int, fmt: str) -> Any:
     """The file clone report of an open index at ``threshold`` (``auto``: the index's clone threshold, read
     as a file score: each function of either file has, on average, a clone in the other)."""
-    from conba.clones.threshold import resolve_threshold
     from conba.index.file_clones import clone_files
 
-    return clone_files(idx, resolve_threshold(threshold, idx.threshold), cross_language_only=cross_language_only,
+    return clone_files(idx, threshold, cross_language_only=cross_language_only,
                        neighbors=neighbors, min_lines=min_lines, code=fmt == "html")

@@ -5,6 +5,7 @@
 >>> idx.add(["src/"])                       # incremental, resumable
 >>> idx.search(code, k=10, language="go")   # -> [Hit(score, unit)]
 >>> idx.clones(cross_language_only=True)     # -> [CloneClass]
+>>> search_files(idx, "Sort.java", k=5)     # whole files as results -> (query, [FileHit]); clone_files(idx, t)
 
 ``Index`` is imported lazily, so light modules (``conba.index.defaults``) load without numpy or FAISS.
 """
@@ -34,7 +35,7 @@ __all__ = [
     "DEFAULT_INDEX_DIR", "DEFAULT_THRESHOLD", "INDEX_ENV", "AddReport", "CloneClass", "ClonePair", "CodeIndexError",
     "CompareResult", "CorruptIndexError", "EngineMismatchError", "Hit", "IncompleteIndexError", "Index",
     "IndexBusyError", "ModelMismatchError", "SourceError", "Unit", "compare", "compare_files", "default_index_dir",
-    "resolve_threshold",
+    "resolve_threshold", "search_files", "clone_files",
 ]
 
 
@@ -43,4 +44,8 @@ def __getattr__(name: str) -> Any:
         from conba.index.index import Index
 
         return Index
+    if name in ("search_files", "clone_files"):  # conba.index.file_search / file_clones
+        from conba.index import file_clones, file_search
+
+        return getattr(file_search if name == "search_files" else file_clones, name)
     raise AttributeError(f"module 'conba.index' has no attribute {name!r}")

@@ -47,11 +47,15 @@ def _neighbours(vectors: np.ndarray, languages: np.ndarray, k: int, cross: bool,
     return out
 
 
-def clone_files(index: Any, threshold: float, *, cross_language_only: bool = False, neighbors: int = 10,
-                min_lines: int = 1, min_functions: int = 1, code: bool = False) -> CloneReport:
-    """Clone classes of the index's files at ``threshold`` (a file score). Files with fewer than
+def clone_files(index: Any, threshold: str | float | None = "auto", *, cross_language_only: bool = False,
+                neighbors: int = 10, min_lines: int = 1, min_functions: int = 1, code: bool = False) -> CloneReport:
+    """Clone classes of the index's files at ``threshold`` (a file score; ``auto``: the index's clone
+    threshold, :func:`conba.clones.threshold.resolve_threshold`). Files with fewer than
     ``min_functions`` functions or spanning fewer than ``min_lines`` lines are left out. ``code``: each
     file unit carries its functions' code (for the HTML report)."""
+    from conba.clones.threshold import resolve_threshold
+
+    threshold = resolve_threshold(threshold, index.threshold)
     if neighbors < 1:
         raise ConfigError("neighbors must be >= 1")
     scorer = FileScorer(index)
