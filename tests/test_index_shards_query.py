@@ -7,8 +7,9 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import pytest
 
-from conba.index import Index
+from conba.index import CodeIndexError, Index
 from conba.index.shards import ShardedIndex
 from conba.model.core import ConbaModel
 from conba.testing import write_tree
@@ -66,3 +67,11 @@ def test_shard_left_at_old_by_a_killed_swap_is_recovered(tmp_path, tiny_model):
     again = ShardedIndex(tmp_path / "sh")
     assert again.built == again.shards and shard.is_dir()
     assert [_key(again.search(p, k=5)) for p in PROBES] == want
+
+
+def test_no_single_index_inside_a_sharded_folder(tmp_path, tiny_model):
+    ShardedIndex(tmp_path / "sh", shards=2, model=tiny_model).add(_tree(tmp_path / "proj"))
+    for create in (False, True):
+        with pytest.raises(CodeIndexError, match=r"sh: a sharded index .*--index .*sh/shard-0"):
+            Index(tmp_path / "sh", model=tiny_model, create=create)
+    assert not (tmp_path / "sh" / "index.sqlite").exists()

@@ -54,3 +54,7 @@ def test_sharded_cli_errors(tmp_path, tiny_model):
     _invoke("index", str(proj), "--shards", "2", "--index", str(sh), "--model", tiny_model)
     res = CliRunner().invoke(cli, ["index", str(proj), "--shards", "3", "--index", str(sh)])
     assert res.exit_code == 1 and "has 2 shards, not 3" in res.output
+    for args in (["clones"], ["search", "--files", str(proj / "core" / "m0.py")], ["index", "--rebuild-vectors"]):
+        res = CliRunner().invoke(cli, [*args, "--index", str(sh)])
+        assert res.exit_code == 1 and "a sharded index (`conba index --shards`)" in res.output, res.output
+        assert "shard-0" in res.output and not (sh / "index.sqlite").exists()

@@ -16,3 +16,15 @@ def default_index_dir(value: str | os.PathLike | None = None) -> str:
     if value:
         return os.fspath(value)
     return os.environ.get(INDEX_ENV) or DEFAULT_INDEX_DIR
+
+
+def missing_index(path: str | os.PathLike, create: bool) -> str | None:
+    """Why no index can be opened at ``path``, a folder without an index database: it holds a sharded index
+    (``shards.json``, :mod:`conba.index.shards`: never a single index inside it), or nothing while ``create``
+    is False. None when a new index may be made there."""
+    if os.path.isfile(os.path.join(path, "shards.json")):
+        return (f"{path}: a sharded index (`conba index --shards`): `conba index` and `conba search` read it whole; "
+                f"clones, map and serve work per shard (--index {os.path.join(path, 'shard-0')} ...)")
+    if not create:
+        return f"{path}: no index here; build one with `conba index PATH --index {path}`"
+    return None

@@ -35,7 +35,7 @@ from conba.index import builder, identity, lazy_model, lexical_file, vector_file
 from conba.index import rebuild as swap
 from conba.index import vectors as vec
 from conba.index.ann_ivf import IVF_ABOVE
-from conba.index.defaults import DEFAULT_INDEX_DIR, INDEX_ENV, default_index_dir
+from conba.index.defaults import DEFAULT_INDEX_DIR, INDEX_ENV, default_index_dir, missing_index
 from conba.index.errors import (
     CodeIndexError,
     CorruptIndexError,
@@ -97,9 +97,8 @@ class Index:
         self._created = False  # this object made the folder: a first run that fails removes it again
         self._failed = False
         if not (self.path / DB_NAME).exists():
-            if not create:
-                raise CodeIndexError(f"{self.path}: no index here; build one with `conba index PATH "
-                                     f"--index {self.path}`")
+            if (why := missing_index(self.path, create)) is not None:  # nothing here, or a sharded index
+                raise CodeIndexError(why)
             self._created = not self.path.exists()
             self.path.mkdir(parents=True, exist_ok=True)
         self.store = Store(self.path / DB_NAME)
