@@ -75,6 +75,30 @@ def shipped_map_at_r(idx, found: dict[str, str]) -> float:
     return round(float(np.mean([np.mean(v) for v in per_pair.values()])), 4)
 
 
+def cost(idx, queries: int = 100) -> dict:
+    """Seconds of the shipped file search (mean per query over ``queries`` indexed files, warm) and of
+    ``clones --files -x`` at the index's clone threshold, with what the clones found."""
+    import time
+
+    from conba.index.file_clones import clone_files
+    from conba.index.file_search import FileScorer, rank_files
+
+    t0 = time.perf_counter()
+    scorer = FileScorer(idx)
+    load = time.perf_counter() - t0
+    n = min(queries, len(scorer.files.paths))
+    t0 = time.perf_counter()
+    for k in range(n):
+        rank_files(scorer, scorer.query_of(k * len(scorer.files.paths) // n), 10)
+    per_query = (time.perf_counter() - t0) / max(n, 1)
+    t0 = time.perf_counter()
+    report = clone_files(idx, "auto", cross_language_only=True)
+    return {"scorer_load_s": round(load, 2), "query_ms": round(1000 * per_query, 1),
+            "clones_x_s": round(time.perf_counter() - t0, 1), "threshold": idx.threshold,
+            "classes": report.stats.classes, "pairs": report.stats.clone_pairs, "largest": report.stats.largest_class,
+            "classes_shown": [[os.path.basename(u.file) for u in c.units] for c in report.classes[:5]]}
+
+
 def main(argv: list[str] | None = None) -> dict:
     from conba.eval.file_level import score_table
     from conba.eval.repo_groups import load_groups, resolve_groups
@@ -86,6 +110,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("groups")
     ap.add_argument("--function-groups", action="store_true")
     ap.add_argument("-o", "--output", default=None)
+    ap.add_argument("--cost", action="store_true", help="also time search --files and clones --files -x")
     ap.add_argument("--shipped", action="store_true", help="also score `conba search --files` itself (the "
                     "index needs file vectors: a `conba index` run of this version)")
     args = ap.parse_args(argv)
@@ -106,6 +131,7 @@ def main(argv: list[str] | None = None) -> dict:
         fused = table.fused(idx.lexical_index().rows([u.id for u in table.units]), weight) if weight else None
         fingerprint = idx.stats()["fingerprint"]
         shipped = shipped_map_at_r(idx, found) if args.shipped else None
+        costs = cost(idx) if args.cost else None
     out = {"index": args.index, "groups": args.groups, "fingerprint": fingerprint, "files": len(table.files),
            "units": table.n_units, "grouped_files": len(found), "groups_n": len(groups), "missing": len(missing),
            "dense": score_table(table, found)}
@@ -113,6 +139,8 @@ def main(argv: list[str] | None = None) -> dict:
         out[f"fused (lexical {weight:g})"] = score_table(fused, found)
     if shipped is not None:
         out["shipped: conba search --files"] = shipped
+    if costs is not None:
+        out["cost"] = costs
     text = json.dumps(out, indent=1)
     if args.output:
         Path(args.output).write_text(text + "\n")

@@ -31,19 +31,17 @@ def _neighbours(vectors: np.ndarray, languages: np.ndarray, k: int, cross: bool,
     """For each file, the rows of its ``k`` nearest kept files by cosine (itself excluded). Returns F arrays."""
     out: list[np.ndarray] = []
     for start in range(0, len(vectors), block):
-        sims = vectors[start:start + block] @ vectors.T                   # (block, F)
-        for r in range(sims.shape[0]):
-            row = start + r
-            allowed = keep.copy()
-            allowed[row] = False
-            if cross:
-                allowed &= languages != languages[row]
-            cand = np.flatnonzero(allowed)
-            if not keep[row] or not len(cand):
-                out.append(np.zeros(0, np.int64))
-                continue
-            top = cand[np.argsort(-sims[r, cand], kind="stable")[:k]]
-            out.append(top)
+        rows = np.arange(start, min(start + block, len(vectors)))
+        sims = vectors[rows] @ vectors.T                                  # (block, F)
+        sims[:, ~keep] = -np.inf
+        sims[np.arange(len(rows)), rows] = -np.inf
+        if cross:
+            sims[languages[rows][:, None] == languages[None, :]] = -np.inf
+        m = min(k, sims.shape[1])
+        part = np.argpartition(-sims, m - 1, axis=1)[:, :m] if m else np.zeros((len(rows), 0), np.int64)
+        for r, row in enumerate(rows):
+            top = part[r][np.isfinite(sims[r, part[r]])] if keep[row] else np.zeros(0, np.int64)
+            out.append(top[np.argsort(-sims[r, top], kind="stable")])
     return out
 
 
