@@ -54,6 +54,16 @@ def _index(base: np.ndarray, nlist: int, folder: Path):
     return ann_ivf.load(folder, ann, base.shape[1])
 
 
+def _single_queries(searcher, queries: np.ndarray) -> tuple[np.ndarray, list[float]]:
+    """Each query alone (one thread, as a server worker searches): found ids (b, K) and seconds per query."""
+    found, times = [], []
+    for q in queries:
+        t = time.perf_counter()
+        found.append(searcher.search(q[None], K)[1][0])
+        times.append(time.perf_counter() - t)
+    return np.array(found), times
+
+
 def realscale(args: argparse.Namespace) -> dict:
     import faiss
 
@@ -78,8 +88,11 @@ def realscale(args: argparse.Namespace) -> dict:
                         if nprobe > nlist:
                             continue
                         searcher.ivf.nprobe = nprobe
+                        found, times = _single_queries(searcher, q)
                         row = {"vectors": name, "n": n, "lists": rule, "nlist": nlist, "nprobe": nprobe,
-                               "share": round(nprobe / nlist, 4), "recall@10": recall(searcher.search(q, K)[1], truth)}
+                               "share": round(nprobe / nlist, 4), "recall@10": recall(found, truth),
+                               "p50_ms": round(float(np.percentile(times, 50)) * 1e3, 3),
+                               "p95_ms": round(float(np.percentile(times, 95)) * 1e3, 3)}
                         out["rows"].append(row)
                         print(row, flush=True)
         out[f"{name}_nn_cos_median"] = round(nn_cos(data[: sizes[-1]]), 4)
