@@ -75,3 +75,7 @@ def test_no_single_index_inside_a_sharded_folder(tmp_path, tiny_model):
         with pytest.raises(CodeIndexError, match=r"sh: a sharded index .*--index .*sh/shard-0"):
             Index(tmp_path / "sh", model=tiny_model, create=create)
     assert not (tmp_path / "sh" / "index.sqlite").exists()
+    with Index(tmp_path / "one", model=tiny_model) as idx:
+        idx.add([tmp_path / "proj"])
+    with pytest.raises(CodeIndexError, match=r"one: an ordinary \(unsharded\) index; make the sharded one in a new"):
+        ShardedIndex(tmp_path / "one", shards=2)

@@ -56,6 +56,8 @@ class ShardedIndex:
                                      "index into a new folder to change them)")
         elif shards is None or shards < 1:
             raise CodeIndexError(f"{self.folder}: no sharded index here; give the number of shards (>= 1)")
+        elif (self.folder / "index.sqlite").exists():
+            raise CodeIndexError(f"{self.folder}: an ordinary (unsharded) index; make the sharded one in a new folder")
         else:
             self.layout = {"format": "conba-shards", "shards": int(shards), "by": "top-level folder",
                            "root": None, "prefixes": {}}
