@@ -162,7 +162,7 @@ def merge(per_query: list[list[Hit]], k: int) -> list[list[Hit]]:
 
 
 def _serve(folder: str, conn: Any) -> None:
-    """A shard process: load the shard's index once, answer (queries, k, language) until None."""
+    """A shard process: load the shard's index once, answer (queries, k, language, codes) until None."""
     from conba.index import Index
 
     try:
