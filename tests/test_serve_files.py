@@ -1,4 +1,4 @@
-"""`POST /search/files` of `conba serve` and `conba.Client.search_files`: by indexed file, by text, bad input."""
+"""`POST /search/files` and `GET /clones/files` of `conba serve`, `conba.Client.search_files` / `file_clones`."""
 
 from __future__ import annotations
 
@@ -70,6 +70,18 @@ def test_search_files_bad_input_is_a_one_line_4xx(client, body, status, message)
     assert message in str(r.json()["detail"])
 
 
+def test_clones_files_pages_file_classes(client):
+    r = client.get("/clones/files", params={"threshold": "0.5", "cross_language_only": True, "limit": 1,
+                                            "include_code": True})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["total"] >= 1 and len(body["classes"]) == 1 and body["threshold"] == 0.5
+    members = body["classes"][0]["members"]
+    assert all(m["kind"] == "file" and m["code"] for m in members) and len({m["language"] for m in members}) >= 2
+    assert client.get("/clones/files", params={"threshold": "1.5"}).status_code == 422
+    assert client.get("/clones/files", params={"limit": 10_000}).status_code == 422
+
+
 def test_client_search_files(index_dir):
     from conba import Client
     from conba.client import ServerError
@@ -82,3 +94,6 @@ def test_client_search_files(index_dir):
         assert c.search_files(file=str(MATHLIB), k=2)["hits"] == out["hits"]
         with pytest.raises(ServerError, match="404.*not a file of the served index"):
             c.search_files(file="nowhere.py")
+        page = c.file_clones(threshold=0.5, cross_language_only=True)
+        assert page["total"] == len(page["classes"]) >= 1
+        assert {m["kind"] for cls in page["classes"] for m in cls["members"]} == {"file"}

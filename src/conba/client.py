@@ -118,6 +118,14 @@ class Client:
             if not page["classes"] or offset >= page["total"]:
                 return
 
+    def file_clones(self, threshold: float | str = "auto", cross_language_only: bool = False, min_lines: int = 1,
+                    offset: int = 0, limit: int = 50, include_code: bool = False) -> dict[str, Any]:
+        """One page of classes of whole files (as `conba clones --files`): {threshold, total, classes: [...]},
+        each member a file (kind "file")."""
+        params = {"threshold": str(threshold), "cross_language_only": cross_language_only,
+                  "min_lines": min_lines, "offset": offset, "limit": limit, "include_code": include_code}
+        return self._call("GET", "/clones/files", params=params)
+
     def report(self, threshold: float | str = "auto", cross_language_only: bool = False) -> str:
         """The HTML clone report of the served index."""
         params = {"threshold": str(threshold), "cross_language_only": cross_language_only}

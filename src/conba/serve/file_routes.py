@@ -1,20 +1,23 @@
-"""``POST /search/files`` of ``conba serve``: the served index's files most similar to a whole file.
+"""``POST /search/files`` and ``GET /clones/files`` of ``conba serve``: whole files as results.
+
+``/search/files``: the served index's files most similar to a whole file.
 
 The query is either ``code`` (a whole file's text, with ``query_language`` or a ``name`` whose extension
 tells it), whose functions are extracted and encoded as the index's are, or ``file``: a file of the served
 index, named as the index or a hit lists it (its stored vectors are used; nothing is read from disk).
-Scores as ``conba search --files`` (:mod:`conba.index.file_search`).
+Scores as ``conba search --files`` (:mod:`conba.index.file_search`). ``/clones/files``: pairs and classes of
+the index's files, a page at a time, as ``conba clones --files`` (:mod:`conba.index.file_clones`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Query
 from pydantic import BaseModel, Field
 
 from conba.serve.limits import check_language
-from conba.serve.schemas import Text, _Request
+from conba.serve.schemas import ClonesResponse, Text, _Request
 
 if TYPE_CHECKING:
     from conba.serve.app import ServeState
@@ -79,6 +82,24 @@ def _rank(snap: Snapshot, req: FileSearchRequest, query: Any, language: str | No
         snap.generation
 
 
+def _file_clones(snap: Snapshot, threshold: str, cross_language_only: bool, min_lines: int,
+                 code: bool) -> tuple[float, list, int]:
+    from conba.clones.threshold import resolve_threshold
+    from conba.index.file_clones import clone_files
+
+    try:
+        t = resolve_threshold(threshold, snap.index.threshold)
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from None
+    key = ("file-clones", t, cross_language_only, min_lines, code)
+    if key not in snap.cache:
+        if len(snap.cache) >= 8:
+            snap.cache.clear()
+        snap.cache[key] = clone_files(snap.index, t, cross_language_only=cross_language_only, min_lines=min_lines,
+                                      code=code).classes
+    return t, snap.cache[key], snap.generation
+
+
 def add_file_routes(api: APIRouter, state: ServeState) -> None:
     limits, holder = state.limits, state.holder
 
@@ -122,3 +143,28 @@ def add_file_routes(api: APIRouter, state: ServeState) -> None:
         if q.stored is not None:
             info["file"] = display_path(shown_path(q.stored))
         return {"query": info, "hits": [h.to_dict(r) for r, h in enumerate(hits, 1)], "generation": generation}
+
+    @api.get("/clones/files", response_model=ClonesResponse, response_model_exclude_none=True, tags=["clones"])
+    async def clones_files(threshold: str = Query("auto", description="A number in [-1, 1], or 'auto'."),
+                           cross_language_only: bool = False, min_lines: int = Query(1, ge=1),
+                           offset: int = Query(0, ge=0), limit: int = Query(50, ge=1),
+                           include_code: bool = False) -> dict[str, Any]:
+        """Classes of whole files (as `conba clones --files`), largest first, a page at a time; each member is a
+        file (kind "file"), its code with ``include_code`` its functions' code."""
+        from conba.clones.display import relative_unit_dict
+        from conba.errors import ConbaError
+
+        if limit > limits.max_page:
+            raise HTTPException(422, f"limit: at most {limits.max_page} classes per page, got {limit}")
+        try:
+            t, classes, generation = await holder.with_snapshot(_file_clones, threshold, cross_language_only,
+                                                                min_lines, include_code)
+        except ConbaError as exc:
+            raise HTTPException(409, str(exc)) from None
+        page = []
+        for c in classes[offset:offset + limit]:
+            d = c.to_dict(code=include_code)
+            d["members"] = [relative_unit_dict(u, code=include_code) for u in c.units]
+            page.append(d)
+        return {"threshold": round(t, 4), "cross_language_only": cross_language_only, "total": len(classes),
+                "offset": offset, "limit": limit, "classes": page, "generation": generation}
