@@ -117,3 +117,42 @@ def test_an_index_from_before_file_vectors_says_so_and_the_next_run_adds_them(tm
         assert report.units_encoded == 0 and len(_rows(folder)) == 8
         _, hits = search_files(idx, str(tree / "python" / "mathlib.py"), k=3)
         assert len(hits) == 3
+
+
+@pytest.mark.slow
+def test_sigkill_mid_run_leaves_the_last_good_file_vectors(tmp_path, tiny_model, tree):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from click.testing import CliRunner
+
+    from conba.cli.main import cli
+
+    folder = tmp_path / "idx"
+    assert CliRunner().invoke(cli, ["index", str(tree), "-i", str(folder), "-m", tiny_model]).exit_code == 0
+    before = _rows(folder)
+    src = tree / "python" / "mathlib.py"
+    src.write_text(src.read_text() + "".join(f"\n\ndef extra{i}(x):\n    return x + {i}\n" for i in range(12)))
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"), CONBA_INDEX_COMMIT_EVERY="1",
+               CONBA_INDEX_TEST_DELAY="0.3", TOKENIZERS_PARALLELISM="false")
+    proc = subprocess.Popen([sys.executable, "-m", "conba.cli.main", "index", str(tree), "-i", str(folder)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    db = sqlite3.connect(folder / "index.sqlite", timeout=5)
+    try:
+        start, deadline = db.execute("SELECT count(*) FROM vectors").fetchone()[0], time.monotonic() + 60
+        while db.execute("SELECT count(*) FROM vectors").fetchone()[0] < start + 2:
+            assert proc.poll() is None and time.monotonic() < deadline, "the run ended before it could be killed"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        db.close()
+        if proc.poll() is None:
+            proc.kill()
+    assert _rows(folder) == before  # encoded halfway: the file vectors are the last completed run's
+    assert CliRunner().invoke(cli, ["index", str(tree), "-i", str(folder)]).exit_code == 0
+    after = _rows(folder)
+    assert after["mathlib.py"] != before["mathlib.py"] and after.keys() == before.keys()
