@@ -110,6 +110,7 @@ def test_clones_files_pairs_files_in_every_format(indexed, tmp_path):
                      str(tmp_path / "files.html"))
     page = (tmp_path / "files.html").read_text()
     assert code == 0 and "conba file clone report" in page and "mathlib.py" in page and "gcd" in page
+    assert " files · " in page and " functions · " not in page
 
     code, out = _run("clones", "--files", "--threshold", "1.0", "-i", str(idx))
     assert code == 0 and "0 file clone classes" in out
