@@ -70,13 +70,13 @@ class FileScorer:
         self.files = index._db(fvec.load, index.store, self.dim)
         self.row_of = self.files.row_of()
         ids: dict[str, list[int]] = {}
-        spans: dict[str, list[int]] = {}
+        last: dict[str, int] = {}
         for path, uid, end in index._db(index.store.db.execute,
                                         "SELECT file, id, end_line FROM units ORDER BY file, id"):
             ids.setdefault(path, []).append(uid)
-            spans[path] = [max(spans.get(path, [0])[0], end)]
+            last[path] = max(last.get(path, 1), end)
         self.unit_ids = [np.array(ids.get(p, []), dtype=np.int64) for p in self.files.paths]
-        self.end_line = [spans.get(p, [1])[0] for p in self.files.paths]
+        self.end_line = [last.get(p, 1) for p in self.files.paths]
         self.weight = index.lexical_weight
         self.lexical = index.lexical_index() if self.weight else None
         self._all: tuple[dict[int, int], np.ndarray] | None = None
@@ -92,6 +92,11 @@ class FileScorer:
             row, vecs = self._all
             return vecs[[row[int(i)] for i in ids]]
         stored = self.index._db(self.index.store.vectors_of, ids.tolist())
+        lost = [int(i) for i in ids if int(i) not in stored]
+        if lost:
+            from conba.index.errors import IncompleteIndexError
+
+            raise IncompleteIndexError(f"{self.index.path}: unit {lost[0]} has no embedding; re-run `conba index`")
         return np.stack([stored[int(i)] for i in ids]) if len(ids) else np.zeros((0, self.dim), np.float32)
 
     def unit(self, k: int) -> Unit:
