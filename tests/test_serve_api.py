@@ -223,3 +223,14 @@ def test_serving_an_index_built_with_another_view_uses_that_view(tmp_path, tiny_
         assert health["model"]["view"] == "code"
         hits = c.post("/search", json={"code": GCD, "k": 3}).json()
     assert len(hits["hits"]) == 3
+
+
+def test_the_module_docstring_lists_every_endpoint(client):
+    """The endpoint list in conba.serve.app's docstring is the app's own (a new route is listed or fails)."""
+    import conba.serve.app as app_module
+
+    schema = client.get("/openapi.json").json()
+    routes = {f"{method.upper()} {path}" for path, ops in schema["paths"].items() for method in ops}
+    doc = " ".join(app_module.__doc__.split())
+    missing = sorted(r for r in routes if f"``{r}``" not in doc)
+    assert not missing, f"conba/serve/app.py docstring does not list {missing}"

@@ -4,10 +4,10 @@
 >>> app = create_app(".conba-index")          # the model the index was built with
 >>> # uvicorn.run(app, host="127.0.0.1", port=8000)
 
-Endpoints (OpenAPI docs at ``/docs``, schema at ``/openapi.json``): ``POST /search``, ``POST
-/compare``, ``POST /encode``, ``GET /clones``, ``GET /report`` (HTML clone report), ``GET /health``,
-and the search page at ``/``. With a token, every endpoint but the page, its static files and the
-docs needs ``Authorization: Bearer TOKEN``.
+Endpoints (OpenAPI docs at ``/docs``, schema at ``/openapi.json``): ``POST /search``,
+``POST /search/files``, ``POST /compare``, ``POST /encode``, ``GET /clones``, ``GET /clones/files``,
+``GET /report`` (HTML clone report), ``POST /map``, ``GET /health``, and the search page at ``/``.
+With a token, every endpoint but the page, its static files and the docs needs ``Authorization: Bearer TOKEN``.
 """
 
 from __future__ import annotations
