@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from conba.data.records import iter_json_lines
+from conba.utils.io import write_text_atomic
 
 
 def file_groups_from_functions(path: str | Path) -> list[dict]:
@@ -143,7 +144,7 @@ def main(argv: list[str] | None = None) -> dict:
         out["cost"] = costs
     text = json.dumps(out, indent=1)
     if args.output:
-        Path(args.output).write_text(text + "\n")
+        write_text_atomic(args.output, text + "\n")
     print(text)
     return out
 
