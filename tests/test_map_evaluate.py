@@ -34,9 +34,11 @@ def test_missing_precision_and_recall_by_name_keys():
 
 def test_constructors_generic_and_macro_names_are_not_graded():
     assert not graded(unit(1, "Diff.<init>")) and not graded(unit(1, "patch_obj.__init__", "python"))
-    assert not graded(unit(1, "Patch.toString")) and not graded(unit(1, "Parser", "javascript"))
+    ctor = "function(x) {\n  this.x = x;\n}"  # a capitalised JavaScript function that builds an object
+    assert not graded(unit(1, "Patch.toString")) and not graded(Unit("/p/js/a", "Parser", "javascript", 1, 3, ctor))
     assert not graded(unit(1, "FN", "c")) and not graded(unit(1, "BROTLI_UNALIGNED_LOAD32LE", "c"))
-    assert not graded(unit(1, "Diff.operator==", "cpp")) and not graded(unit(1, "dmp.Diff", "javascript"))
+    assert not graded(unit(1, "Diff.operator==", "cpp"))
+    assert not graded(Unit("/p/js/a", "dmp.Diff", "javascript", 1, 3, ctor)) and graded(unit(1, "IsEven", "javascript"))
     assert graded(unit(1, "BrotliStoreMetaBlock", "c")) and graded(unit(1, "parseInlines", "javascript"))
     assert not graded(Unit("/p/c/x.c", "x.c:L1-60", "c", 1, 60, "x", kind="window", id=1))
 

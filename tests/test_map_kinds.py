@@ -6,19 +6,21 @@ from __future__ import annotations
 import numpy as np
 
 from conba.mapping.config import MapConfig
-from conba.mapping.kinds import constructor_mask, kind_mismatch
+from conba.mapping.kinds import constructor_mask, kind_mismatch, sets_fields_only
 from conba.mapping.name_truth import unported
 from conba.mapping.records import FunctionMatch, PortMap
 from conba.source.records import Unit
 
 
-def u(name: str, lang: str, start: int = 1, end: int = 3, uid: int | None = None, file: str = "") -> Unit:
-    return Unit(file or f"/p/{lang}/a", name, lang, start, end, "x", id=uid)
+def u(name: str, lang: str, start: int = 1, end: int = 3, uid: int | None = None, file: str = "",
+      code: str = "x") -> Unit:
+    return Unit(file or f"/p/{lang}/a", name, lang, start, end, code, id=uid)
 
 
 def test_constructors_by_name_by_capital_and_by_prototype_methods():
     units = [u("Diff.<init>", "java"), u("patch_obj.__init__", "python"), u("__init__", "rust"),
-             u("Parser", "javascript"), u("Foo.constructor", "typescript"),
+             u("Parser", "javascript", code="function Parser(o) {\n  return {doc: null};\n}"),
+             u("Foo.constructor", "typescript"),
              # a JavaScript function that is the receiver of methods defined outside its lines
              u("diff_match_patch", "javascript", 1, 30), u("diff_match_patch.diff_main", "javascript", 40, 90),
              # ... but not one whose only members are helpers nested inside it
@@ -29,14 +31,31 @@ def test_constructors_by_name_by_capital_and_by_prototype_methods():
     # methods in another file do not make a function a constructor
     other = [u("helper", "javascript", 1, 5), u("helper.x", "javascript", 10, 12, file="/p/javascript/b")]
     assert constructor_mask(other).tolist() == [False, False]
+    # a capitalised function that returns a value (its JSDoc's "@return {number}" is no object literal), and a
+    # C++ function named like its namespace (the extractor calls it <init>) with a return type, are not
+    values = [u("IsPowerOfTwo", "javascript", code="/** @return {boolean} */\nconst IsPowerOfTwo = (n) => n > 0"),
+              u("Node", "javascript", code="var Node = function(t) {\n  this._type = t;\n}"),
+              u("diff_match_patch.Diff", "javascript", code="function(op, text) {\n  this[0] = op;\n}"),
+              u("hamming_distance.<init>", "cpp", code="// doc\nint hamming_distance(int a) {\n  return a;\n}"),
+              u("Patch.<init>", "cpp", code="/** doc */\nPatch::Patch() : start1(0) {\n}"),
+              u("Bits<T>.<init>", "cpp", code="template <typename T>\nexplicit Bits<T>(T v) {}")]
+    assert constructor_mask(values).tolist() == [False, True, True, False, True, True]
 
 
 def test_kind_mismatch_only_between_languages_with_constructors():
-    src = [u("Patch.isNull", "cpp"), u("Patch.<init>", "cpp"), u("InitCommand", "c")]
+    src = [u("Patch.isNull", "cpp"), u("Patch.<init>", "cpp", code="Patch::Patch() {}"), u("InitCommand", "c")]
     tgt = [u("patch_obj", "javascript", 1, 10), u("patch_obj.toString", "javascript", 20, 30),
            u("Command.new", "rust")]
     assert kind_mismatch(src, tgt).tolist() == [[True, False, False], [False, True, False],
                                                 [False, False, False]]
+
+
+def test_a_constructor_that_computes_may_port_to_a_function():
+    sieve = u("SieveOfEratosthenes.<init>", "csharp",
+              code="public SieveOfEratosthenes(int n) {\n  for (var i = 2; i < n; i++) { mark(i); }\n}")
+    plain = u("Point.<init>", "csharp", code="public Point(int x) {\n  this.x = x; // if only\n}")
+    assert sets_fields_only(plain) and not sets_fields_only(sieve)
+    assert kind_mismatch([sieve, plain], [u("sieveOfEratosthenes", "javascript")]).tolist() == [[False], [True]]
 
 
 class _Idx:
@@ -59,7 +78,7 @@ def test_a_constructor_is_not_assigned_a_method_in_a_map():
               Unit("/t/javascript/a.js", "patch_obj.toString", "javascript", 7, 11, body.replace("2", "4"), id=11)]
     scores = np.array([[0.70, 0.30], [0.20, 0.75]], dtype=np.float32)
     cfg = dict(relax=0, contrast=0, name_bonus=0, align=False)
-    off = map_units(_Idx(scores), source, target, MapConfig(constructors=False, **cfg))
+    off = map_units(_Idx(scores), source, target, MapConfig(constructor_penalty=0, **cfg))
     on = map_units(_Idx(scores), source, target, MapConfig(**cfg))
     assert off.functions[0].status == "matched" and off.functions[0].target.qualname == "patch_obj"
     assert on.functions[0].status == "missing" and on.functions[1].status == "matched"

@@ -92,8 +92,9 @@ def map_units(idx: Any, source: Sequence[Unit], target: Sequence[Unit], config: 
     # ports keep names: a pair that alone shares a name key is raised for the assignment (conba.mapping.names)
     anchors = name_anchors(source, target, source_sets, target_sets) if config.name_bonus else []
     raised_scores, raised = anchor_scores(scores, anchors, threshold, config.name_bonus)
-    if config.constructors:  # a constructor ports only to a constructor (conba.mapping.kinds)
-        raised_scores = np.where(kind_mismatch(source, target), np.float32(-1.0), raised_scores)
+    if config.constructor_penalty:  # a constructor ports to a constructor (conba.mapping.kinds)
+        penalty = np.float32(config.constructor_penalty)
+        raised_scores = np.where(kind_mismatch(source, target), raised_scores - penalty, raised_scores)
     a = assign(raised_scores, threshold, config.margin, config.candidates, siblings=source_sets,
                relax=config.relax, contrast=config.contrast or None, target_siblings=target_sets)
     for i, j in enumerate(a.target):  # report each pair's own score; say when its name carried it

@@ -12,6 +12,7 @@ DEFAULT_RELAX = 0.1       # mutual-best pairs are matched down to threshold - re
 DEFAULT_CONTRAST = 0.05   # an assigned score this far above the mean of the row's next 5 scores, else missing
 DEFAULT_PATH_WEIGHT = 0.5  # the weight of the file names' words in the file-level score
 DEFAULT_NAME_BONUS = 0.2  # a pair alone sharing a name key is raised this much (if at least t - this on its own)
+DEFAULT_CONSTRUCTOR_PENALTY = 1.0  # a constructor and a non-constructor: never a pair above the threshold
 DEFAULT_NEAREST = 2       # closest targets listed with each missing function, for the reader to check
 ONLY = ("matched", "ambiguous", "missing")
 
@@ -33,8 +34,8 @@ class MapConfig:
     the lines of each matched and ambiguous pair with its counterpart (:mod:`conba.mapping.align`).
     ``name_bonus``: how much a source and a target function that alone share a name key are raised for the
     assignment when they score at least ``threshold - name_bonus`` (:mod:`conba.mapping.names`; 0: off).
-    ``constructors``: a constructor is assigned only a constructor, in two languages that have them
-    (:mod:`conba.mapping.kinds`; False: any pair)."""
+    ``constructor_penalty``: how much lower a pair of a constructor and a function that is not one (in two
+    languages that have constructors) scores for the assignment (:mod:`conba.mapping.kinds`; 0: off)."""
 
     threshold: float | None = None
     margin: float = DEFAULT_MARGIN
@@ -46,14 +47,14 @@ class MapConfig:
     nearest: int = DEFAULT_NEAREST
     align: bool = True
     name_bonus: float = DEFAULT_NAME_BONUS
-    constructors: bool = True
+    constructor_penalty: float = DEFAULT_CONSTRUCTOR_PENALTY
 
     def __post_init__(self) -> None:
         if self.threshold is not None and not -1.0 <= self.threshold <= 1.0:
             raise ConfigError(f"threshold must be in [-1, 1], got {self.threshold}")
         if not 0.0 <= self.margin <= 2.0:
             raise ConfigError(f"margin must be in [0, 2], got {self.margin}")
-        for name in ("relax", "contrast", "path_weight", "name_bonus"):
+        for name in ("relax", "contrast", "path_weight", "name_bonus", "constructor_penalty"):
             if not 0.0 <= getattr(self, name) <= 2.0:
                 raise ConfigError(f"{name} must be in [0, 2], got {getattr(self, name)}")
         if self.nearest < 0:

@@ -115,7 +115,14 @@ def format_row(r: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from conba.mapping.config import DEFAULT_CONTRAST, DEFAULT_MARGIN, DEFAULT_NAME_BONUS, DEFAULT_RELAX, MapConfig
+    from conba.mapping.config import (
+        DEFAULT_CONSTRUCTOR_PENALTY,
+        DEFAULT_CONTRAST,
+        DEFAULT_MARGIN,
+        DEFAULT_NAME_BONUS,
+        DEFAULT_RELAX,
+        MapConfig,
+    )
 
     ap = argparse.ArgumentParser(prog="python -m conba.mapping.evaluate", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, required=True, help="ports_dev-style folder with groups.jsonl.")
@@ -126,8 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--relax", type=float, default=DEFAULT_RELAX)
     ap.add_argument("--contrast", type=float, default=DEFAULT_CONTRAST)
     ap.add_argument("--name-bonus", type=float, default=DEFAULT_NAME_BONUS, help="0: name-blind assignment.")
-    ap.add_argument("--no-constructor-rule", action="store_true",
-                    help="Let a constructor be assigned any function (conba.mapping.kinds).")
+    ap.add_argument("--constructor-penalty", type=float, default=DEFAULT_CONSTRUCTOR_PENALTY,
+                    help="Score taken off a constructor / non-constructor pair (conba.mapping.kinds; 0: off).")
     ap.add_argument("--extend-by-name", action="store_true",
                     help="Also label the units groups.jsonl predates (nested helpers) by its README's name rule.")
     ap.add_argument("-j", "--json-out", type=Path, default=None, help="Also write the rows and means here.")
@@ -139,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     data = args.data.resolve()
     groups = load_groups(data / "groups.jsonl")
     config = MapConfig(margin=args.margin, relax=args.relax, contrast=args.contrast, name_bonus=args.name_bonus,
-                       align=False, constructors=not args.no_constructor_rule)
+                       align=False, constructor_penalty=args.constructor_penalty)
     with Index(args.index, model=args.model) as idx:
         idx.add([data / p for p in sorted(project_sides(data, groups))])
         rows = measure_ports(idx, data, groups, config, args.project, args.extend_by_name)
