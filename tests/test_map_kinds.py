@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from conba.mapping.config import MapConfig
@@ -93,3 +95,27 @@ def test_the_truth_leaves_a_javascript_constructor_function_ungraded():
     tgt = [u("diff_match_patch.__init__", "python", uid=10), u("diff_main", "python", uid=11)]
     port = PortMap([FunctionMatch(s, "matched", tgt[0], 0.9) for s in src], [], 0.6, 0.02, 2, targets=tgt)
     assert unported(port) == {2: False, 3: True}
+
+
+def test_cli_constructor_penalty(tiny_model, tmp_path):
+    from click.testing import CliRunner
+
+    from conba.cli.main import cli
+
+    src, tgt = tmp_path / "js", tmp_path / "py"
+    src.mkdir()
+    tgt.mkdir()
+    (src / "p.js").write_text("function Point(x, y) {\n  this.x = x;\n  this.y = y;\n}\n")
+    (tgt / "p.py").write_text("def make_point(x, y):\n    p = {}\n    p['x'] = x\n    p['y'] = y\n    return p\n")
+    base = ["map", str(src), str(tgt), "-i", str(tmp_path / "idx"), "-m", tiny_model, "-t", "0", "--relax", "0",
+            "--contrast", "0", "--name-bonus", "0", "--no-align"]
+
+    def status(*extra: str) -> str:
+        result = CliRunner().invoke(cli, base + list(extra))
+        assert result.exit_code == 0, result.output
+        return next(r for r in map(json.loads, result.stdout.splitlines()) if r.get("type") == "function")["status"]
+
+    assert status("--constructor-penalty", "0") == "matched"
+    assert status() == "missing"  # default 1: a constructor that sets fields is no function's port
+    bad = CliRunner().invoke(cli, base + ["--constructor-penalty", "3"])
+    assert bad.exit_code == 2 and "--constructor-penalty" in bad.output

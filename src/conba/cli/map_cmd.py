@@ -20,6 +20,7 @@ from conba.cli.options import (
 )
 from conba.cli.paths import InputPath, check_output_file
 from conba.mapping.config import (
+    DEFAULT_CONSTRUCTOR_PENALTY,
     DEFAULT_CONTRAST,
     DEFAULT_MARGIN,
     DEFAULT_NAME_BONUS,
@@ -62,6 +63,11 @@ def _summary(port: object) -> str:
               help="Ports keep names: a source and a target function that alone share a name key (diff_main = "
                    "diffMain, BrotliStoreMetaBlock = store_meta_block) are raised this much for the assignment "
                    "when they score at least the threshold minus this (0: off).")
+@click.option("--constructor-penalty", default=DEFAULT_CONSTRUCTOR_PENALTY, show_default=True,
+              type=FiniteFloat(0, 2),
+              help="Taken off the score of a constructor that only sets its fields and a function that is not a "
+                   "constructor, for the assignment (Java / C# / C++ / Python / JavaScript; 1: never paired, "
+                   "0: off).")
 @click.option("--path-weight", default=DEFAULT_PATH_WEIGHT, show_default=True, type=FiniteFloat(0, 2),
               help="Weight of the words of the file names (bubble_sort.rs ~ BubbleSort.js) in the file mapping "
                    "(0: the files' contents only).")
@@ -92,7 +98,8 @@ def _summary(port: object) -> str:
 @friendly_errors
 def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, model: str | None,
             source_lang: str | None, target_lang: str | None, threshold: str, margin: float, relax: float,
-            contrast: float, name_bonus: float, path_weight: float, no_align: bool, keep_trivial: bool,
+            contrast: float, name_bonus: float, constructor_penalty: float, path_weight: float, no_align: bool,
+            keep_trivial: bool,
             only: str | None, min_coverage: float | None, groups_file: Path | None, fmt: str,
             output: str, lexical_weight: float | None, progress: bool | None = None, device: str = "auto",
             dtype: str = "auto", since: str | None = None, target_since: str | None = None) -> None:
@@ -137,7 +144,8 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
     check_output_file(output, folder, "map.html")
     t = None if threshold.strip().lower() == "auto" else resolve_threshold(threshold, None)
     config = MapConfig(threshold=t, margin=margin, keep_trivial=keep_trivial, relax=relax, contrast=contrast,
-                       path_weight=path_weight, name_bonus=name_bonus, align=not no_align)
+                       path_weight=path_weight, name_bonus=name_bonus, align=not no_align,
+                       constructor_penalty=constructor_penalty)
     with Index(folder, **index_model(model), create=source is not None, lexical_weight=lexical_weight) as idx:
         place_index_model(idx, device, dtype)
         report = None
