@@ -94,3 +94,28 @@ def test_lazy_model_loads_on_first_use(project, tmp_path, tiny_model):
         lazy = LazyModel(idx)
         assert lazy.view == (idx.store.get_meta("view") or "raw") and not _loaded(idx)
         assert lazy.dim == idx.model.dim and _loaded(idx)
+
+
+def test_conba_map_on_an_up_to_date_index_loads_no_model(project, tmp_path, tiny_model, monkeypatch):
+    from click.testing import CliRunner
+
+    import conba.model.loading
+    from conba.cli.main import cli
+
+    other = tmp_path / "port"
+    other.mkdir()
+    (other / "b.py").write_text("def plus(x, y):\n    z = x + y\n    return z\n")
+    args = ["map", str(project), str(other), "-i", str(tmp_path / "idx"), "--no-align"]
+    first = CliRunner().invoke(cli, args + ["-m", tiny_model])  # builds the index
+    assert first.exit_code == 0, first.output
+    assert CliRunner().invoke(cli, args).exit_code == 0  # its own model: checked once, stamp recorded
+
+    def refuse(*a, **k):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(conba.model.loading, "_load_model", refuse)
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 0, again.output
+    assert "plus" in again.stdout
+    (other / "c.py").write_text("def minus(x, y):\n    return x - y\n")  # something to encode: it loads
+    assert "the model was loaded" in repr(CliRunner().invoke(cli, args).exception)
