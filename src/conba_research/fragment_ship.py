@@ -37,6 +37,7 @@ def ship(head_dir: Path, model_dir: Path, max_chunks: int, provenance: dict) -> 
     model.fragment_head, model.max_chunks = head, max_chunks
     fingerprint = model.fingerprint()
     tmp = Path(tempfile.mkdtemp(dir=model_dir, prefix=".fragment_head."))
+    tmp.chmod(0o755)  # mkdtemp makes it private; a model folder is read by everyone
     try:
         save_fragment_head(head, tmp)
         replace_dir(tmp, model_dir / "fragment_head")
