@@ -135,11 +135,14 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
                          encoder=encoder)
         where = {} if encoder is not None or report.engine != "torch" else \
             {"device": str(idx.model.device), "dtype": str(idx.model.dtype).removeprefix("torch.")}
+    upgraded = getattr(idx, "upgrade_report", None)  # the model gained a long-input read-out (conba.index.upgrade)
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
     if fmt == "json":
-        click.echo(json.dumps({**report.to_dict(), **where}))
+        click.echo(json.dumps({**report.to_dict(), **where, **({"upgrade": upgraded.to_dict()} if upgraded else {})}))
         return
+    if upgraded is not None:
+        click.echo(upgraded.line())
     click.echo(f"Indexed {report.units_total} functions from {report.files_seen} files in "
                f"{report.seconds:.1f} s: {report.files_changed} files changed, {report.units_encoded} "
                f"functions encoded, {report.units_reused} reused, {report.files_removed} files removed "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from conba.errors import CodeIndexError, SourceError
 
 __all__ = ["CodeIndexError", "SourceError", "ModelMismatchError", "EngineMismatchError", "CorruptIndexError",
-           "IncompleteIndexError", "IndexBusyError"]
+           "IncompleteIndexError", "IndexBusyError", "ModelUpgradeError"]
 
 
 class ModelMismatchError(CodeIndexError):
@@ -14,6 +14,14 @@ class ModelMismatchError(CodeIndexError):
 
 class EngineMismatchError(ModelMismatchError):
     """The index was built with another inference engine (torch, onnx, onnx-fp32): its vectors differ."""
+
+
+class ModelUpgradeError(ModelMismatchError):
+    """The model gained a long-input read-out since the index was built: the index's vectors are the model's
+    for every function that fits one window, and `conba index` re-encodes only the longer ones
+    (:mod:`conba.index.upgrade`). ``model``: the model that was checked."""
+
+    model: object = None
 
 
 class CorruptIndexError(CodeIndexError):

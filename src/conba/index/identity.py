@@ -128,9 +128,15 @@ def check_model(path: Path, store: Store, model: Any, model_name: str | None, en
         if clone_t is not None and store.get_meta("clone_threshold") != clone_t:
             store.set_meta(clone_threshold=clone_t)  # the model was calibrated since
     else:
+        from conba.index.upgrade_check import check_upgradable, same_model_changed
+
+        check_upgradable(path, store, model, model_name)  # the model gained a long-input read-out: an upgrade
         built = store.get_meta("model")
         built_view = store.get_meta("view") or "raw"
         using, using_view = model_name or "the given model", getattr(model, "view", "raw")
+        if built and built == model_name and built_view == using_view and stored_options(store) == {
+                k: v for k, v in (options or {}).items() if k in LOAD_OPTIONS and v}:  # 'default' after an upgrade
+            raise ModelMismatchError(same_model_changed(path, built, stored, fingerprint))
         view = f" with view {built_view}" if built_view != using_view else ""
         fix = (f"use its model (-m {built}{model_flags(stored_options(store))}){view} or no -m at all (the index's own "
                f"model and view are the default), or ") if built else ""

@@ -31,7 +31,7 @@ from conba.clones.find import CloneReport, find_clones
 from conba.clones.threshold import resolve_threshold
 from conba.data.records import DataError
 from conba.errors import ConfigError
-from conba.index import builder, identity, lazy_model, lexical_file, vector_file
+from conba.index import builder, identity, lexical_file, upgrade, vector_file
 from conba.index import rebuild as swap
 from conba.index import vectors as vec
 from conba.index.ann_ivf import IVF_ABOVE
@@ -44,7 +44,6 @@ from conba.index.errors import (
 from conba.index.identity import DEFAULT_ENGINE, FORMAT_VERSION, failure_reason, model_label
 from conba.index.lock import IndexLock
 from conba.index.manifest import read_manifest
-from conba.index.model_load import load_index_model
 from conba.index.placement import Placement
 from conba.index.search import filtered_search, fused_search, unit_scores
 from conba.index.store import Store
@@ -114,9 +113,9 @@ class Index:
             if self._engine is not None:
                 self._db(identity.check_engine_matches, self.path, self.store, self._engine)
             if self._model is not None:
-                self._check_model(self._model)
+                upgrade.first_check(self, self._model)  # an index to upgrade keeps it aside (conba.index.upgrade)
             elif model is not None:
-                _ = self.model  # load now, so a mismatch is reported before any work
+                upgrade.first_load(self)  # load now, so a mismatch is reported before any work
         except BaseException as exc:
             swap.on_error(self, exc)
             self._remove_if_new()
@@ -172,11 +171,11 @@ class Index:
     @property
     def model(self) -> Any:
         if self._model is None:
-            self._model = load_index_model(self)
+            self._model = upgrade.load_model(self)  # load_index_model, or the one kept aside to upgrade
         return self._model
 
     def _check_model(self, model: Any) -> None:
-        self._db(identity.check_model, self.path, self.store, model, self._model_name, self.engine, self._model_options)
+        upgrade.check_model(self, model)  # identity.check_model; add() upgrades an index to a long-input read-out
 
     @property
     def engine(self) -> str:
@@ -215,7 +214,7 @@ class Index:
         stays the single writer."""
         paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
         t0 = time.perf_counter()
-        model = lazy_model.add_model(self)  # loaded only when something is to be encoded (or not yet checked)
+        model = upgrade.add_model(self)  # lazy_model.add_model (loaded only to encode), after an upgrade
         self._lock.acquire(wait=self._wait, on_wait=self._on_wait)
         try:
             report = self._add(paths, model, max_file_size, batch_size, commit_every, show_progress, encoder)
