@@ -151,6 +151,8 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
         report = None
         if source is not None:
             report = idx.add([source, target], show_progress=show_progress(progress))
+            if (upgraded := getattr(idx, "upgrade_report", None)) is not None:  # conba.index.upgrade
+                click.echo(upgraded.line(), err=True)
             if report.units_encoded:
                 click.echo(f"Indexed {report.units_encoded} new functions -> {folder}", err=True)
             echo_add_report(report)  # what `conba index` would say: unreadable, skipped and why

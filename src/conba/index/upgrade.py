@@ -132,7 +132,7 @@ def run(idx: Any, model: Any) -> UpgradeReport:
         todo = [h for h in found.hashes if h not in done]
         _encode(store, apply_placement(model, idx.placement, idx.engine), todo, idx.engine)
         before = store.get_meta("fingerprint")
-        _commit(store, found.hashes, target)
+        _commit(store, found.hashes, target, idx._model_name or store.get_meta("model"))
         _carry_manifest(idx.path / "manifest.json", before, target)
         idx._finalize()
     finally:
@@ -179,9 +179,9 @@ def _encode(store: Any, model: Any, hashes: list[str], engine: str) -> None:
                 time.sleep(delay)
 
 
-def _commit(store: Any, hashes: list[str], target: str) -> None:
+def _commit(store: Any, hashes: list[str], target: str, name: str | None) -> None:
     """Stage the files holding the long contents unchanged, then swap their units (new ids), the new vectors,
-    those files' vectors and the fingerprint in one transaction (:func:`staging.commit`)."""
+    those files' vectors, the fingerprint and the model's ``name`` in one transaction (:func:`staging.commit`)."""
     have = store.db.execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0]
     if have < len(hashes):
         raise CodeIndexError(f"{store.path}: the upgrade has {have} of {len(hashes)} new vectors; "
@@ -201,7 +201,7 @@ def _commit(store: Any, hashes: list[str], target: str) -> None:
         db.execute(f"DELETE FROM {TABLE}")
         file_vectors.refresh(db)  # the staged files: those whose units changed
 
-    staging.commit(store, then=swap, fingerprint=target, state="building", upgrade_target=None)
+    staging.commit(store, then=swap, fingerprint=target, model=name, state="building", upgrade_target=None)
 
 
 def _carry_manifest(path: Any, before: str | None, target: str) -> None:
