@@ -144,7 +144,7 @@ def test_upgrade_reencodes_only_long_functions_and_equals_a_clean_build(upgradab
     assert again.exit_code == 0 and "Upgraded" not in again.output and "0 functions encoded" in again.output
 
 
-def test_readers_say_what_changed_and_how_many_functions_the_update_reencodes(upgradable):
+def test_readers_say_what_changed_and_how_many_functions_the_update_reencodes(upgradable, monkeypatch):
     proj, folder, idx, _ = upgradable
     _add_read_out(folder)
     for extra in ([], ["-m", str(folder)]):
@@ -154,6 +154,11 @@ def test_readers_say_what_changed_and_how_many_functions_the_update_reencodes(up
         assert "\n" not in line and "gained a long-input read-out since this index was built" in line
         assert f"`conba index PATHS --index {idx}`" in line and "only the 4 of its 8 functions longer" in line
         assert "use its model" not in line
+    from conba.index import upgrade_check
+
+    monkeypatch.setattr(upgrade_check, "EXACT_UP_TO", 3)  # a large index: estimated from a sample of contents
+    line = CliRunner().invoke(cli, ["search", "--code", QUERIES[0], "-i", str(idx)]).output.strip()
+    assert "re-encoding only about " in line and " of its 8 functions (estimated from 3) longer than one" in line
     with Index(idx) as i:  # the API: the model is refused when used, not when the index opens
         with pytest.raises(ModelUpgradeError):
             _ = i.model

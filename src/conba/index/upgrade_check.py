@@ -13,25 +13,27 @@ Glossary: n units, h distinct unit contents (content hashes).
 from __future__ import annotations
 
 import os
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from conba.index.errors import ModelUpgradeError
 from conba.index.store import Store
 
 __all__ = ["LongUnits", "check_upgradable", "long_units", "same_model_changed", "upgrade_target"]
-COUNT_META = "upgrade_count"  # "<target fingerprint>:<units version>:<long units>": the reader's count, cached
+EXACT_UP_TO = 5000  # distinct contents a reader's message counts exactly (~3 s); above: an estimate from as many
 
 
 @dataclass
 class LongUnits:
     """The units whose vectors an upgrade changes: ``hashes`` (their distinct contents, h), ``units`` (how
-    many units have such a content) of ``total`` units."""
+    many units have such a content) of ``total`` units; ``seen``: the units looked at (``total`` unless sampled)."""
     hashes: list[str]
     units: int
     total: int
+    seen: int
 
 
 def upgrade_target(store: Store, model: Any) -> str | None:
@@ -45,37 +47,31 @@ def upgrade_target(store: Store, model: Any) -> str | None:
     return old if old == stored else None
 
 
-def long_units(store: Store, model: Any) -> LongUnits:
+def long_units(store: Store, model: Any, sample: int | None = None) -> LongUnits:
     """The indexed units longer than one window of ``model`` (with its input view, as it encodes them),
-    counted with its tokenizer (the backbone does not run)."""
+    counted with its tokenizer (the backbone does not run). ``sample``: look at only that many distinct
+    contents, drawn by a fixed seed (``hashes``, ``units`` and ``seen`` are then the sample's)."""
     from conba.model.compat import single_window
 
     rows = store.db.execute("SELECT hash, min(language), min(code), count(*) FROM units GROUP BY hash "
                             "ORDER BY min(id)").fetchall()
+    total = sum(r[3] for r in rows)
+    if sample is not None and len(rows) > sample:
+        pick = np.random.default_rng(0).choice(len(rows), size=sample, replace=False)
+        rows = [rows[i] for i in sorted(pick)]
     fits = single_window(model, [r[2] for r in rows], [r[1] for r in rows])
     long = [r for r, ok in zip(rows, fits) if not ok]
-    return LongUnits([r[0] for r in long], sum(r[3] for r in long), sum(r[3] for r in rows))
+    return LongUnits([r[0] for r in long], sum(r[3] for r in long), total, sum(r[3] for r in rows))
 
 
-def _version(store: Store) -> str:
-    n, top = store.db.execute("SELECT count(*), coalesce(max(id), 0) FROM units").fetchone()
-    return f"{n}.{top}"  # unit ids are never reused: any change to the units changes this
-
-
-def counted(store: Store, model: Any, target: str) -> tuple[int, int]:
-    """(long units, all units) of an upgradable index: cached in meta (best effort: a read-only index or a
-    busy one counts again next time)."""
-    key = f"{target}:{model.embedding_fingerprint()}:{_version(store)}"
-    cached = store.get_meta(COUNT_META) or ""
-    if cached.rpartition(":")[0] == key:
-        total = int(_version(store).split(".")[0])
-        return int(cached.rpartition(":")[2]), total
-    found = long_units(store, model)
-    try:
-        store.set_meta(**{COUNT_META: f"{key}:{found.units}"})
-    except sqlite3.Error:
-        pass
-    return found.units, found.total
+def counted(store: Store, model: Any) -> str:
+    """Which functions an upgrade re-encodes, for a reader's message: counted exactly up to :data:`EXACT_UP_TO`
+    distinct contents (a few seconds at most), else estimated from a sample of that many ("about N")."""
+    found = long_units(store, model, sample=EXACT_UP_TO)
+    if found.seen == found.total:
+        return f"the {found.units:,} of its {found.total:,} functions"
+    estimate = round(found.units / max(1, found.seen) * found.total, -1)
+    return f"about {estimate:,.0f} of its {found.total:,} functions (estimated from {found.seen:,})"
 
 
 def index_flag(path: Path) -> str:
@@ -91,14 +87,14 @@ def check_upgradable(path: Path, store: Store, model: Any, model_name: str | Non
     target = upgrade_target(store, model)
     if target is None:
         return
-    n_long, total = counted(store, model, target)
+    which = counted(store, model)
     name = f"model '{model_name}'" if model_name else "the model"
     what = "a long-input read-out" if getattr(model, "fragment_head", None) is not None else \
         f"long inputs over up to {model.max_chunks} windows"
     exc = ModelUpgradeError(
         f"{path}: {name} gained {what} since this index was built; `conba index PATHS{index_flag(path)}` (the "
-        f"paths it was built from) updates it, re-encoding only the {n_long:,} of its {total:,} functions longer "
-        "than one window (the others keep their vectors)")
+        f"paths it was built from) updates it, re-encoding only {which} longer than one window (the others keep "
+        "their vectors)")
     exc.model = model
     raise exc
 
