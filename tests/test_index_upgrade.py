@@ -174,6 +174,21 @@ def test_readers_say_what_changed_and_how_many_functions_the_update_reencodes(up
         "fingerprint"]
 
 
+def test_serve_refuses_the_new_model_on_an_index_to_upgrade(upgradable):
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from conba.serve.app import create_app
+
+    _, folder, idx, _ = upgradable
+    _add_read_out(folder)
+    with pytest.raises(ModelUpgradeError, match="gained a long-input read-out"):
+        create_app(idx)  # the index's own model
+    with TestClient(create_app(idx, model=str(folder))) as client:  # a model given: refused per request
+        r = client.post("/search", json={"code": QUERIES[0], "k": 3})
+    assert r.status_code == 503 and "only the 4 of its 8 functions longer than one window" in r.json()["detail"]
+
+
 def test_same_model_name_changed_is_not_use_dash_m(upgradable, tiny_backbone, tmp_path):
     from conba.heads import HeadConfig
     from conba.model import ConbaModel

@@ -287,6 +287,7 @@ class Index:
     # ------------------------------------------------------------------ reading
     def manifest(self) -> dict[str, Any]:
         """The manifest of a completed run, checked against the database (:func:`manifest.read_manifest`)."""
+        upgrade.refuse_deferred(self)  # a model kept aside to upgrade the index is not yet its model
         return self._db(read_manifest, self.path, self.path / MANIFEST_NAME, self.store, self._lock.held)
 
     def _vectors(self) -> Any:

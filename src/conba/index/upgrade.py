@@ -35,7 +35,8 @@ from conba.index.placement import apply_placement
 from conba.index.upgrade_check import long_units, upgrade_target
 from conba.utils.io import read_json, write_json_atomic
 
-__all__ = ["UpgradeReport", "add_model", "check_model", "first_check", "first_load", "load_model", "run"]
+__all__ = ["UpgradeReport", "add_model", "check_model", "first_check", "first_load", "load_model", "refuse_deferred",
+           "run"]
 TABLE = "upgrade_vectors"
 TARGET_META = "upgrade_target"
 COMMIT_EVERY = 256  # contents per transaction (env CONBA_INDEX_COMMIT_EVERY, as builder.encode_missing)
@@ -102,6 +103,13 @@ def load_model(idx: Any) -> Any:
     idx._check_model(deferred)
     idx._deferred = None
     return apply_placement(deferred, idx.placement, idx.engine)
+
+
+def refuse_deferred(idx: Any) -> None:
+    """``Index.manifest``: an index opened with a model kept aside (an upgrade it has not had) serves no vectors
+    (``conba serve -m``, an API caller encoding queries itself): :class:`ModelUpgradeError`, as on opening."""
+    if getattr(idx, "_deferred", None) is not None and not getattr(idx, "_upgrading", False):
+        idx._check_model(idx._deferred)
 
 
 def add_model(idx: Any) -> Any:
