@@ -48,9 +48,11 @@ def test_ivf_probing_every_list_is_exact_and_probing_few_is_close(tmp_path):
     assert few.shape == (2, 5000) and (few[:, 2000:] == -1).all() and (few[:, :64] >= 0).all()
 
 
-def test_nprobe_override(tmp_path, monkeypatch):
+def test_nprobe_rule_and_override(tmp_path, monkeypatch):
+    assert [ann_ivf.nprobe_rule(n) for n in (1, 256, 2048, 4096, 8192)] == [64, 64, 64, 128, 256]
     ann = _build(tmp_path, _clustered(800), np.arange(800, dtype=np.int64))
     assert ann_ivf.load(tmp_path, ann, 32).nprobe == ann["nprobe"] == ann_ivf.NPROBE
+    assert ann["nprobe_rule"] == "max(64, nlist/32)"
     monkeypatch.setenv("CONBA_IVF_NPROBE", "3")
     assert ann_ivf.load(tmp_path, ann, 32).nprobe == 3
     monkeypatch.setenv("CONBA_IVF_NPROBE", "lots")

@@ -132,13 +132,14 @@ def padded(args: argparse.Namespace) -> dict:
     base = np.load(args.out / "base.npy", mmap_mode="r")
     queries, truth = np.load(args.out / "queries.npy"), np.load(args.out / "truth.npy")
     half = len(queries) // 2
-    folder = args.out / "padded"
+    folder = args.out / f"padded{args.tag}"
     folder.mkdir(exist_ok=True)
     faiss.omp_set_num_threads(2)
     t0 = time.perf_counter()
     step = 100_000
     ann = ann_ivf.build(folder, lambda: ((np.arange(s, min(len(base), s + step)), np.asarray(base[s:s + step]))
-                                         for s in range(0, len(base), step)), len(base), base.shape[1], 0)
+                                         for s in range(0, len(base), step)), len(base), base.shape[1], 0,
+                          nlist=args.nlist)
     build_s = time.perf_counter() - t0
     before = rss_mb()
     searcher = ann_ivf.load(folder, ann, base.shape[1])
@@ -180,12 +181,14 @@ def main() -> None:
     p.add_argument("--components", type=int, default=256)
     p.add_argument("--nprobe", type=int, nargs="+", default=[8, 16, 32, 64, 128])
     p.add_argument("--rerank", type=int, default=32)
+    p.add_argument("--nlist", type=int, help="padded: lists (default conba's rule, 4,096 at 1M)")
+    p.add_argument("--tag", default="", help="padded: results file padded{TAG}.json")
     p.add_argument("--min-size", type=int, default=2_000, help="realscale: the smallest subset (n, n/2, n/4, n/8)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     result = realscale(args) if args.phase == "realscale" else padded(args)
-    path = args.out / f"{args.phase}.json"
+    path = args.out / f"{args.phase}{args.tag}.json"
     result.update(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                   loadavg=[round(v, 1) for v in os.getloadavg()])
     write_text_atomic(path, json.dumps(result, indent=1))

@@ -110,6 +110,8 @@ def update(folder: Path, store: Store, ann: dict, dim: int) -> tuple[dict, Any, 
     row_ids = np.concatenate([row_ids, added])
     t3 = time.perf_counter()
     new = dict(ann, generation=generation, rows=rows, live=int(ivf.ntotal),
+               nprobe=ann_ivf.nprobe_rule(int(ann["nlist"])),  # an older build's too: today's rule
+               nprobe_rule=f"max({ann_ivf.NPROBE}, nlist/{ann_ivf.PROBE_SHARE})",
                added_since_build=int(ann["added_since_build"]) + len(added),
                removed_since_build=int(ann["removed_since_build"]) + len(gone_rows),
                imbalance=round(float(ivf.invlists.imbalance_factor()), 4),
