@@ -53,6 +53,15 @@ def test_nprobe_rule_and_override(tmp_path, monkeypatch):
     ann = _build(tmp_path, _clustered(800), np.arange(800, dtype=np.int64))
     assert ann_ivf.load(tmp_path, ann, 32).nprobe == ann["nprobe"] == ann_ivf.NPROBE
     assert ann["nprobe_rule"] == "max(64, nlist/32)"
+    monkeypatch.setenv("CONBA_IVF_NLIST", "16")  # the lists of a build: the user's
+    assert _build(tmp_path / "16", _clustered(800), np.arange(800, dtype=np.int64))["nlist"] == 16
+    monkeypatch.setenv("CONBA_IVF_NLIST", "4096")  # at most one list per TRAIN_PER_LIST vectors
+    assert ann_ivf.nlist_setting(800) == 20 and ann_ivf.nlist_setting(10**6) == 4096
+    monkeypatch.setenv("CONBA_IVF_NLIST", "0")
+    with pytest.raises(ConfigError, match="CONBA_IVF_NLIST=0: not a positive whole number"):
+        ann_ivf.nlist_setting(800)
+    monkeypatch.delenv("CONBA_IVF_NLIST")
+    assert ann_ivf.nlist_setting(10**6) == 4096
     monkeypatch.setenv("CONBA_IVF_NPROBE", "3")
     assert ann_ivf.load(tmp_path, ann, 32).nprobe == 3
     monkeypatch.setenv("CONBA_IVF_NPROBE", "lots")

@@ -53,6 +53,22 @@ def nlist_for(n: int) -> int:
     return nlist
 
 
+def nlist_setting(n: int) -> int:
+    """The lists a build of ``n`` vectors makes: ``CONBA_IVF_NLIST`` when set (at most n / TRAIN_PER_LIST),
+    else :func:`nlist_for`. 8,192 at 1M (twice the rule) with the probes of :func:`nprobe_rule` (256) found
+    more of real code's neighbours in 4.3 ms a query, for a build 3x as long (docs/BENCHMARKS.md)."""
+    value = os.environ.get("CONBA_IVF_NLIST")
+    if not value:
+        return nlist_for(n)
+    try:
+        nlist = int(value)
+        if nlist < 1:
+            raise ValueError
+    except ValueError:
+        raise ConfigError(f"CONBA_IVF_NLIST={value}: not a positive whole number") from None
+    return min(nlist, max(1, n // TRAIN_PER_LIST))
+
+
 def nprobe_rule(nlist: int) -> int:
     """The lists a query probes in an index of ``nlist`` lists: max(NPROBE, nlist / PROBE_SHARE). Chosen on
     real code (docs/BENCHMARKS.md "Real code at 1M"): at 1M (114k real vectors in the synthetic pad) 64 of
@@ -233,7 +249,7 @@ def build(folder: Path, chunks: Callable[[], Iterator[tuple[np.ndarray, np.ndarr
     t0 = time.perf_counter()
     p = paths(folder, generation, generation)
     p["rows"].parent.mkdir(parents=True, exist_ok=True)
-    nlist = nlist or nlist_for(count)
+    nlist = nlist or nlist_setting(count)
     rng = np.random.default_rng(seed)
     pick = np.sort(rng.choice(count, size=min(count, TRAIN_PER_LIST * nlist), replace=False))
     sample: list[np.ndarray] = []
