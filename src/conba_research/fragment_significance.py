@@ -61,6 +61,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--dev-offset", type=int, default=0)
     ap.add_argument("--dev-limit", type=int, default=None)
     ap.add_argument("--fragments", type=int, default=8)
+    ap.add_argument("--no-truncate", action="store_true",
+                    help="leave out today's truncation (it encodes the long snippets' first windows again)")
+    ap.add_argument("--heads", type=Path, default=None, help="the heads folder (default: OUT/heads)")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     m = load_model("default")
@@ -70,12 +73,14 @@ def main(argv: list[str] | None = None) -> None:
         keep = np.array([k >= args.dev_offset and r.group not in seen for k, r in enumerate(recs)])
         recs, vec, w = [r for r, k in zip(recs, keep) if k], vec[keep], w[keep]
     fs = FragSet(Path(args.dev).stem, recs, vec, w)
-    trunc = vec[:, 0].copy()
-    trunc[fs.long] = load_truncated(m, recs, fs.long, Path(args.dev).stem)
     weights = w[..., None]
-    rows = {"truncate": per_query(trunc, recs, fs.long),
-            "mean": per_query((vec * weights).sum(1) / np.maximum(weights.sum(1), 1.0), recs, fs.long)}
-    for folder in sorted((args.out / "heads").glob("*-s*")):
+    rows = {}
+    if not args.no_truncate:
+        trunc = vec[:, 0].copy()
+        trunc[fs.long] = load_truncated(m, recs, fs.long, Path(args.dev).stem)
+        rows["truncate"] = per_query(trunc, recs, fs.long)
+    rows["mean"] = per_query((vec * weights).sum(1) / np.maximum(weights.sum(1), 1.0), recs, fs.long)
+    for folder in sorted((args.heads or args.out / "heads").glob("*-s*")):
         row = folder.name.rsplit("-s", 1)[0]
         rows.setdefault(row, [])
         if isinstance(rows[row], list):
@@ -86,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     for name, score in rows.items():
         parts = [f"{name}: {np.nanmean(score):.4f}"]
         for base in ("truncate", "mean"):
-            if name != base:
+            if name != base and base in rows:
                 ok = ~np.isnan(score) & ~np.isnan(rows[base])
                 mean, lo, hi = bootstrap(score[ok] - rows[base][ok], groups[ok])
                 parts.append(f"vs {base} {mean:+.4f} [{lo:+.4f}, {hi:+.4f}]")
