@@ -53,7 +53,8 @@ REACH: dict[str, list[str]] = {
     "conba_research/data.py": ["experiment ablation", "experiment fair", "experiment figures"],
 }
 SKIP = {"conba/serve/load_test.py",  # argparse tools behind `conba bench serve-load`, `bench index-scale`, `bench ivf`:
-        "conba/bench/ann.py", "conba/bench/index_scale.py"}  # their advice names their own argparse flags
+        "conba/bench/ann.py", "conba/bench/index_scale.py",  # their advice names their own argparse flags
+        "conba_research/fragment_ship.py"}  # `python -m conba_research.fragment_ship`: its own argparse flags
 
 
 def _commands() -> dict[str, click.Command]:
