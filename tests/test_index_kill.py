@@ -5,30 +5,17 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from conba.cli.main import cli
+from conba.testing import kill_conba_when, sql_count
 
-SRC = Path(__file__).resolve().parents[1] / "src"
 N_FUNCS = 30
 
 
-def _count(db_path: Path, sql: str) -> int:
-    try:
-        db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5)
-        try:
-            return db.execute(sql).fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return 0
+_count = sql_count
 
 
 @pytest.mark.slow
@@ -41,22 +28,9 @@ def test_sigkill_mid_run_then_resume(tmp_path, tiny_model):
         (proj / f"m{f}.py").write_text(body)
     folder = tmp_path / "idx"
     db_path = folder / "index.sqlite"
-    env = dict(os.environ, PYTHONPATH=str(SRC), CONBA_INDEX_COMMIT_EVERY="2", CONBA_INDEX_TEST_DELAY="0.25",
-               TOKENIZERS_PARALLELISM="false")
-    proc = subprocess.Popen([sys.executable, "-m", "conba.cli.main", "index", str(proj), "--index", str(folder),
-                             "--model", tiny_model], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while _count(db_path, "SELECT count(*) FROM vectors") < 4:
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "indexing never started"
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    env = dict(os.environ, CONBA_INDEX_COMMIT_EVERY="2", CONBA_INDEX_TEST_DELAY="0.25")
+    proc = kill_conba_when(["index", str(proj), "--index", str(folder), "--model", tiny_model],
+                           lambda: _count(db_path, "SELECT count(*) FROM vectors") >= 4, env, what="indexing")
     assert proc.returncode == -signal.SIGKILL
     done = _count(db_path, "SELECT count(*) FROM vectors")
     assert 4 <= done < N_FUNCS

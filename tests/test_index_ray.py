@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +15,8 @@ import pytest
 
 pytest.importorskip("ray.data", reason="Ray Data is not installed: pip install 'conba[ray]'")
 pytest.importorskip("pyarrow", reason="Ray Data needs pyarrow: pip install 'conba[ray]'")
+
+from conba.testing import kill_conba_when, sql_count  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "polyglot"
@@ -45,14 +45,7 @@ def _vectors(folder: Path) -> dict[str, np.ndarray]:
 
 
 def _count(folder: Path) -> int:
-    try:
-        db = sqlite3.connect(f"file:{folder / 'index.sqlite'}?mode=ro", uri=True, timeout=5)
-        try:
-            return db.execute("SELECT count(*) FROM vectors").fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return 0
+    return sql_count(folder / "index.sqlite", "SELECT count(*) FROM vectors")
 
 
 def _assert_same(local: dict[str, np.ndarray], other: dict[str, np.ndarray]) -> None:
@@ -92,20 +85,8 @@ def test_ray_driver_killed_then_resumed(tmp_path, tiny_model, cluster):
                CONBA_INDEX_TEST_DELAY="0.5", TOKENIZERS_PARALLELISM="false")
     cmd = [sys.executable, "-m", "conba.cli.main", "index", str(proj), "--index", str(folder), "--model", tiny_model,
            "--json", "--ray", cluster]
-    log = (tmp_path / "driver.log").open("w")
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 120
-        while _count(folder) < 4:
-            assert proc.poll() is None, (tmp_path / "driver.log").read_text()[-3000:]
-            assert time.monotonic() < deadline, "the Ray driver never committed a vector"
-            time.sleep(0.1)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    kill_conba_when(cmd[3:], lambda: _count(folder) >= 4, env, timeout=120, what="the Ray driver",
+                    log=tmp_path / "driver.log")
     done = _count(folder)
     assert 4 <= done < 30, f"{done} vectors committed before the kill"
 

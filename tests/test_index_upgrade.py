@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from conba.cli.main import cli
 from conba.index import Index, ModelMismatchError
 from conba.index.errors import ModelUpgradeError
-from conba.testing import write_tree
+from conba.testing import kill_conba_when, sql_count, write_tree
 
 MAX_LENGTH = 32  # tokens per window: the tiny tokenizer's 30 content tokens
 QUERIES = ["def add(a, b):\n    return a + b\n", "def walk(xs):\n    y = xs[0] * 3 + 1\n    return y\n"]
@@ -241,44 +241,19 @@ def _meta(idx: Path) -> dict[str, str]:
 
 
 def _side_rows(idx: Path) -> int:
-    try:
-        db = sqlite3.connect(f"file:{idx / 'index.sqlite'}?mode=ro", uri=True, timeout=5)
-        try:
-            return db.execute("SELECT count(*) FROM upgrade_vectors").fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return 0
+    return sql_count(idx / "index.sqlite", "SELECT count(*) FROM upgrade_vectors")
 
 
 @pytest.mark.slow
 def test_killed_upgrade_keeps_the_index_and_a_rerun_finishes_it(upgradable):
     import os
-    import signal
-    import subprocess
-    import sys
-    import time
 
     proj, folder, idx, before = upgradable
     old = _meta(idx)["fingerprint"]
     model = _add_read_out(folder)
-    src = Path(__file__).resolve().parents[1] / "src"
-    env = dict(os.environ, PYTHONPATH=str(src), CONBA_INDEX_COMMIT_EVERY="1", CONBA_INDEX_TEST_DELAY="1",
-               TOKENIZERS_PARALLELISM="false")
-    proc = subprocess.Popen([sys.executable, "-m", "conba.cli.main", "index", str(proj), "--index", str(idx)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 90
-        while _side_rows(idx) < 1:
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the upgrade never started"
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    env = dict(os.environ, CONBA_INDEX_COMMIT_EVERY="1", CONBA_INDEX_TEST_DELAY="1")
+    kill_conba_when(["index", str(proj), "--index", str(idx)], lambda: _side_rows(idx) >= 1, env, timeout=90,
+                    what="the upgrade")
     meta = _meta(idx)  # killed mid-upgrade: the index is as it was, its vectors untouched
     assert meta["fingerprint"] == old and meta["state"] == "ready" and meta["upgrade_target"] != old
     assert all(np.array_equal(v, before[k]) for k, v in _vectors(idx).items())

@@ -84,3 +84,59 @@ def run_distill(teacher: str, data: tuple[Path, Path], out: str | Path, *extra: 
     train, dev = data
     return CliRunner().invoke(cli, ["distill", "-m", teacher, "-o", str(out), "-L", layers, "-d", str(train),
                                     "-D", str(dev), "-b", "4", "--no-progress", *extra])
+
+
+def sql_count(db_path: str | Path, sql: str) -> int:
+    """The first value of ``sql``'s first row, read-only from a SQLite file another process may be writing
+    (0 while it does not exist yet or is locked): what the crash tests poll before they kill a run."""
+    import sqlite3
+
+    try:
+        db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5)
+        try:
+            row = db.execute(sql).fetchone()
+            return int(row[0]) if row and row[0] is not None else 0
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return 0
+
+
+def kill_conba_when(args: list[str], ready, env: dict[str, str] | None = None, timeout: float = 60.0,
+                    what: str = "the run", log: str | Path | None = None):
+    """Run ``python -m conba.cli.main *args`` (this checkout's ``src`` first on the path), wait until
+    ``ready()`` is true, then SIGKILL it; returns the finished :class:`subprocess.Popen`. Fails (an
+    AssertionError with the run's output) if it exits first or ``ready`` stays false for ``timeout`` s.
+    ``log``: a file for its output (default: pipes)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    src = Path(__file__).resolve().parents[1]
+    full = dict(os.environ if env is None else env)
+    full["PYTHONPATH"] = str(src)
+    full.setdefault("TOKENIZERS_PARALLELISM", "false")
+    out = open(log, "w") if log is not None else subprocess.PIPE  # noqa: SIM115 (closed below)
+    proc = subprocess.Popen([sys.executable, "-m", "conba.cli.main", *args], env=full, stdout=out,
+                            stderr=subprocess.STDOUT if log is not None else subprocess.PIPE)
+
+    def said() -> str:
+        return Path(log).read_text()[-3000:] if log is not None else str(proc.communicate())
+
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            assert proc.poll() is None, f"{what} ended before it was killed: {said()}"
+            assert time.monotonic() < deadline, f"{what} never got there in {timeout:.0f} s"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if log is not None:
+            out.close()
+    return proc
