@@ -55,6 +55,7 @@ def test_stand_in_model_when_the_model_cannot_load(tiny_backbone, tmp_path, monk
         resolve_bench_model(cfg, tmp_path, logs.append)
 
 
+@pytest.mark.slow  # subprocesses / worker processes: seconds each (the fast tier stays under a minute)
 def test_bench_gpu_runs_on_cpu_with_tiny_sizes(tiny_model, tmp_path):
     pytest.importorskip("sentence_transformers")
     src = _source(tmp_path / "src")

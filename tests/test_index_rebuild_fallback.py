@@ -78,12 +78,14 @@ def _killed_swap(tmp_path: Path, model: str) -> tuple[Path, list, list]:
     return folder, old, new
 
 
+@pytest.mark.slow  # subprocesses / worker processes: seconds each (the fast tier stays under a minute)
 def test_reader_finishes_a_killed_fallback_swap(tmp_path, tiny_model):
     folder, _, new = _killed_swap(tmp_path, tiny_model)
     assert _results(folder) == new  # a reader (search) opens the rebuilt index
     assert not sibling(folder, ".old").exists() and not swap.work_dir(folder).exists()
 
 
+@pytest.mark.slow  # subprocesses / worker processes: seconds each (the fast tier stays under a minute)
 def test_writer_after_a_killed_fallback_swap_updates_the_rebuilt_index(tmp_path, tiny_model):
     folder, _, new = _killed_swap(tmp_path, tiny_model)
     with Index(folder, model=tiny_model) as idx:  # a plain `conba index`: not a new, empty index
@@ -92,6 +94,7 @@ def test_writer_after_a_killed_fallback_swap_updates_the_rebuilt_index(tmp_path,
     assert _results(folder) == new
 
 
+@pytest.mark.slow  # subprocesses / worker processes: seconds each (the fast tier stays under a minute)
 def test_old_index_back_when_the_rebuild_is_not_complete(tmp_path, tiny_model):
     folder, old, _ = _killed_swap(tmp_path, tiny_model)
     (swap.work_dir(folder) / swap.MARK).write_text("null")  # as if the rebuild had not finished

@@ -29,6 +29,7 @@ def _key(hits):
     return [(h.unit.file.rsplit("proj/", 1)[-1], h.unit.qualname, round(h.score, 5)) for h in hits]
 
 
+@pytest.mark.slow  # subprocesses / worker processes: seconds each (the fast tier stays under a minute)
 def test_two_shards_search_like_one_index(tmp_path, tiny_model):
     proj = _tree(tmp_path / "proj")
     sharded = ShardedIndex(tmp_path / "sh", shards=2, model=tiny_model)

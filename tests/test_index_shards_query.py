@@ -44,6 +44,7 @@ def test_sharded_queries_use_the_query_prompt(tmp_path, tiny_model, monkeypatch)
     assert np.allclose(got, plain * 0.5)
 
 
+@pytest.mark.slow  # subprocesses / worker processes: seconds each (the fast tier stays under a minute)
 def test_sharded_search_like_one_index(tmp_path, tiny_model):
     proj = _tree(tmp_path / "proj")
     sharded = ShardedIndex(tmp_path / "sh", shards=2, model=tiny_model)
