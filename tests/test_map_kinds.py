@@ -12,6 +12,7 @@ from conba.mapping.kinds import constructor_mask, kind_mismatch, sets_fields_onl
 from conba.mapping.name_truth import unported
 from conba.mapping.records import FunctionMatch, PortMap
 from conba.source.records import Unit
+from conba.testing import ScoreStubIndex
 
 
 def u(name: str, lang: str, start: int = 1, end: int = 3, uid: int | None = None, file: str = "",
@@ -60,15 +61,6 @@ def test_a_constructor_that_computes_may_port_to_a_function():
     assert kind_mismatch([sieve, plain], [u("sieveOfEratosthenes", "javascript")]).tolist() == [[False], [True]]
 
 
-class _Idx:
-    threshold = 0.64
-
-    def __init__(self, scores: np.ndarray):
-        self.scores = scores
-
-    def score_matrix(self, a, b):
-        return self.scores[np.ix_(a, [i - 10 for i in b])]
-
 
 def test_a_constructor_is_not_assigned_a_method_in_a_map():
     from conba.mapping import map_units
@@ -80,8 +72,8 @@ def test_a_constructor_is_not_assigned_a_method_in_a_map():
               Unit("/t/javascript/a.js", "patch_obj.toString", "javascript", 7, 11, body.replace("2", "4"), id=11)]
     scores = np.array([[0.70, 0.30], [0.20, 0.75]], dtype=np.float32)
     cfg = dict(relax=0, contrast=0, name_bonus=0, align=False)
-    off = map_units(_Idx(scores), source, target, MapConfig(constructor_penalty=0, **cfg))
-    on = map_units(_Idx(scores), source, target, MapConfig(**cfg))
+    off = map_units(ScoreStubIndex(scores), source, target, MapConfig(constructor_penalty=0, **cfg))
+    on = map_units(ScoreStubIndex(scores), source, target, MapConfig(**cfg))
     assert off.functions[0].status == "matched" and off.functions[0].target.qualname == "patch_obj"
     assert on.functions[0].status == "missing" and on.functions[1].status == "matched"
     assert on.functions[0].nearest[0][0].qualname == "patch_obj"  # still listed for the reader, own score

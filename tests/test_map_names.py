@@ -8,6 +8,7 @@ import pytest
 from conba.mapping.config import MapConfig
 from conba.mapping.names import anchor_scores, folded_keys, name_anchors
 from conba.source.records import Unit
+from conba.testing import ScoreStubIndex
 
 
 def u(name: str, lang: str = "c", kind: str = "function") -> Unit:
@@ -49,17 +50,6 @@ def test_name_bonus_is_checked():
         MapConfig(name_bonus=-0.1)
 
 
-class _Idx:
-    """An index stub: fixed scores between the units by id."""
-
-    threshold = 0.64
-
-    def __init__(self, scores: np.ndarray):
-        self.scores = scores
-
-    def score_matrix(self, a, b):
-        return self.scores[np.ix_(a, [i - 10 for i in b])]
-
 
 def test_a_map_matches_a_plausible_same_named_pair_below_the_threshold():
     from conba.mapping import map_units
@@ -70,8 +60,8 @@ def test_a_map_matches_a_plausible_same_named_pair_below_the_threshold():
     target = [Unit("/t/rust/a.rs", "find_all_matches", "rust", 1, 5, body, id=10),
               Unit("/t/rust/a.rs", "unrelated_thing", "rust", 7, 11, body, id=11)]
     scores = np.array([[0.60, 0.58], [0.50, 0.59]], dtype=np.float32)
-    on = map_units(_Idx(scores), source, target, MapConfig(relax=0, contrast=0))
-    off = map_units(_Idx(scores), source, target, MapConfig(relax=0, contrast=0, name_bonus=0))
+    on = map_units(ScoreStubIndex(scores), source, target, MapConfig(relax=0, contrast=0))
+    off = map_units(ScoreStubIndex(scores), source, target, MapConfig(relax=0, contrast=0, name_bonus=0))
     assert [(f.status, f.reason) for f in off.functions] == [("missing", ""), ("missing", "")]
     assert (on.functions[0].status, on.functions[0].reason, on.functions[0].target.qualname) == (
         "matched", "name", "find_all_matches")

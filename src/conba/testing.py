@@ -140,3 +140,18 @@ def kill_conba_when(args: list[str], ready, env: dict[str, str] | None = None, t
         if log is not None:
             out.close()
     return proc
+
+
+class ScoreStubIndex:
+    """An index stub for ``conba.mapping`` tests: fixed scores between units by id (source ids index the
+    rows; target ids minus 10 the columns) and the clone threshold 0.64."""
+
+    threshold = 0.64
+
+    def __init__(self, scores):
+        self.scores = scores
+
+    def score_matrix(self, a, b):
+        import numpy as np
+
+        return self.scores[np.ix_(a, [i - 10 for i in b])]
