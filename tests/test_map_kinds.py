@@ -61,7 +61,6 @@ def test_a_constructor_that_computes_may_port_to_a_function():
     assert kind_mismatch([sieve, plain], [u("sieveOfEratosthenes", "javascript")]).tolist() == [[False], [True]]
 
 
-
 def test_a_constructor_is_not_assigned_a_method_in_a_map():
     from conba.mapping import map_units
 

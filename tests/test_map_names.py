@@ -50,7 +50,6 @@ def test_name_bonus_is_checked():
         MapConfig(name_bonus=-0.1)
 
 
-
 def test_a_map_matches_a_plausible_same_named_pair_below_the_threshold():
     from conba.mapping import map_units
 
