@@ -60,13 +60,18 @@ def nlist_setting(n: int) -> int:
     value = os.environ.get("CONBA_IVF_NLIST")
     if not value:
         return nlist_for(n)
+    return min(_positive_env("CONBA_IVF_NLIST", value), max(1, n // TRAIN_PER_LIST))
+
+
+def _positive_env(name: str, value: str) -> int:
+    """The environment variable ``name``'s ``value`` as a whole number >= 1 (a one-line error otherwise)."""
     try:
-        nlist = int(value)
-        if nlist < 1:
-            raise ValueError
+        number = int(value)
     except ValueError:
-        raise ConfigError(f"CONBA_IVF_NLIST={value}: not a positive whole number") from None
-    return min(nlist, max(1, n // TRAIN_PER_LIST))
+        number = 0
+    if number < 1:
+        raise ConfigError(f"{name}={value}: not a positive whole number")
+    return number
 
 
 def nprobe_rule(nlist: int) -> int:
@@ -206,14 +211,8 @@ def load(folder: Path, ann: dict, dim: int) -> IVFSearcher:
 
 def nprobe_for(ann: dict) -> int:
     """The lists a query probes: ``CONBA_IVF_NPROBE`` when set, else the generation's recorded nprobe."""
-    nprobe = os.environ.get("CONBA_IVF_NPROBE") or ann.get("nprobe", NPROBE)
-    try:
-        nprobe = int(nprobe)
-        if nprobe < 1:
-            raise ValueError
-    except ValueError:
-        raise ConfigError(f"CONBA_IVF_NPROBE={nprobe}: not a positive whole number") from None
-    return nprobe
+    value = os.environ.get("CONBA_IVF_NPROBE")
+    return _positive_env("CONBA_IVF_NPROBE", value) if value else int(ann.get("nprobe", NPROBE))
 
 
 # ---------------------------------------------------------------------- build
