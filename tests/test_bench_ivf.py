@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from conba.bench import ivf, plan
 from conba.cli.main import cli
+from conba.testing import write_clustered_chunks
 
 pytest.importorskip("faiss")
 
@@ -34,13 +35,7 @@ def _run(monkeypatch, main, *args: str) -> None:
 
 @pytest.mark.slow
 def test_phases_record_results_and_the_plan_reads_them(tmp_path, monkeypatch):
-    rng = np.random.default_rng(0)
-    real = tmp_path / "real"
-    real.mkdir()
-    centres = 2 * rng.standard_normal((6, 16)).astype(np.float32)
-    for k in range(2):
-        x = centres[rng.integers(0, 6, 400)] + rng.standard_normal((400, 16)).astype(np.float32)
-        np.save(real / f"chunk-{k:05d}.npy", x / np.linalg.norm(x, axis=1, keepdims=True))
+    real = write_clustered_chunks(tmp_path / "real", 400)
     out = tmp_path / "bench"
     common = ["--real", str(real), "--out", str(out), "-n", "1500", "--queries", "20", "--components", "4",
               "--ivf-above", "500", "--changed-files", "2", "--nprobe", "2", "64", "--rerank", "16"]

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import sys
 
-import numpy as np
 import pytest
 
 from conba.bench import ivf, ivf_real
+from conba.testing import write_clustered_chunks
 
 pytest.importorskip("faiss")
 
@@ -21,13 +21,7 @@ def _run(monkeypatch, main, *args: str) -> None:
 
 @pytest.mark.slow
 def test_realscale_and_padded_record_recall(tmp_path, monkeypatch):
-    rng = np.random.default_rng(0)
-    real = tmp_path / "real"
-    real.mkdir()
-    centres = 2 * rng.standard_normal((6, 16)).astype(np.float32)
-    for k in range(2):
-        x = centres[rng.integers(0, 6, 500)] + rng.standard_normal((500, 16)).astype(np.float32)
-        np.save(real / f"chunk-{k:05d}.npy", x / np.linalg.norm(x, axis=1, keepdims=True))
+    real = write_clustered_chunks(tmp_path / "real", 500)
     out = tmp_path / "bench"
     _run(monkeypatch, ivf_real.main, "--phase", "realscale", "--real", str(real), "--out", str(out),
          "--components", "4", "--min-size", "200", "--nprobe", "1", "4", "128")

@@ -155,3 +155,19 @@ class ScoreStubIndex:
         import numpy as np
 
         return self.scores[np.ix_(a, [i - 10 for i in b])]
+
+
+def write_clustered_chunks(folder: str | Path, per_chunk: int, chunks: int = 2, dim: int = 16,
+                           centres: int = 6, seed: int = 0) -> Path:
+    """Unit vectors drawn around ``centres`` random centres, saved as ``chunk-00000.npy``... in ``folder``
+    (the layout ``conba bench ivf-encode`` writes): stand-ins for real embeddings in the IVF bench tests."""
+    import numpy as np
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    middle = 2 * rng.standard_normal((centres, dim)).astype(np.float32)
+    for k in range(chunks):
+        x = middle[rng.integers(0, centres, per_chunk)] + rng.standard_normal((per_chunk, dim)).astype(np.float32)
+        np.save(folder / f"chunk-{k:05d}.npy", x / np.linalg.norm(x, axis=1, keepdims=True))
+    return folder
