@@ -40,7 +40,7 @@ def test_each_file_has_the_token_weighted_mean_of_its_functions(tmp_path, tiny_m
 
     with _index(tmp_path, tiny_model, tree) as idx:
         fv = load(idx.store, int(idx.manifest()["dim"]))
-        assert len(fv.paths) == idx.stats()["files"] == 8
+        assert len(fv.paths) == idx.stats()["files"] == 11
         units = [u for u in idx.units() if u.file.endswith("mathlib.py")]
         stored = idx.store.vectors_of([u.id for u in units])
         want = aggregate(np.stack([stored[u.id] for u in units]), token_counts([u.code for u in units]))
@@ -64,7 +64,7 @@ def test_one_changed_function_changes_only_its_file_and_a_removed_file_loses_its
             {n: b for n, b in before.items() if n != "mathlib.py"}
         (tree / "go" / "algo.go").unlink()
         idx.add([tree])
-        assert "algo.go" not in _rows(idx.path) and len(_rows(idx.path)) == 7
+        assert "algo.go" not in _rows(idx.path) and len(_rows(idx.path)) == 10
 
 
 def test_a_run_that_fails_in_its_commit_or_before_keeps_the_last_good_file_vectors(tmp_path, tiny_model, tree,
@@ -114,7 +114,7 @@ def test_an_index_from_before_file_vectors_says_so_and_the_next_run_adds_them(tm
         assert "\n" not in str(e.value)
     with Index(folder, model=tiny_model) as idx:
         report = idx.add([tree])
-        assert report.units_encoded == 0 and len(_rows(folder)) == 8
+        assert report.units_encoded == 0 and len(_rows(folder)) == 11
         _, hits = search_files(idx, str(tree / "python" / "mathlib.py"), k=3)
         assert len(hits) == 3
 

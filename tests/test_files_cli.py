@@ -56,7 +56,7 @@ def test_search_files_ranks_other_languages_files_in_every_format(indexed, tmp_p
     code, out = _run("search", "--files", query, "-i", str(idx), "--result-language", "java", "-o",
                      str(tmp_path / "hits.jsonl"))
     written = [json.loads(line) for line in (tmp_path / "hits.jsonl").read_text().splitlines()]
-    assert code == 0 and len(written) == 3 and {r["language"] for r in written} == {"java"}
+    assert code == 0 and len(written) == 4 and {r["language"] for r in written} == {"java"}
 
 
 def test_search_files_takes_a_file_that_is_not_indexed(indexed, tmp_path):
@@ -95,7 +95,7 @@ def test_clones_files_pairs_files_in_every_format(indexed, tmp_path):
     assert code == 0, out
     lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     classes, stats = lines[:-1], lines[-1]["stats"]
-    assert classes and stats["units"] == 8
+    assert classes and stats["units"] == 11
     members = classes[0]["members"]
     assert all(m["kind"] == "file" and m["start_line"] == 1 for m in members)
     assert len({m["language"] for m in members}) >= 2

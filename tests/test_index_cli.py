@@ -22,7 +22,7 @@ def built(tiny_model, tmp_path_factory):
     folder = tmp_path_factory.mktemp("cli") / "idx"
     result = CliRunner().invoke(cli, ["index", str(EXAMPLE), "--index", str(folder), "--model", tiny_model])
     assert result.exit_code == 0, result.output
-    assert "Indexed 42 functions from 8 files" in result.output
+    assert "Indexed 51 functions from 11 files" in result.output
     return str(folder), tiny_model
 
 
@@ -40,7 +40,7 @@ def test_index_env_var_and_rerun(built, tiny_model, tmp_path):
     folder, _ = built
     result = run("index", str(EXAMPLE), "--json", env={"CONBA_INDEX": folder, "CONBA_MODEL": tiny_model})
     report = json.loads(result.output)
-    assert result.exit_code == 0 and report["units_encoded"] == 0 and report["units_total"] == 42
+    assert result.exit_code == 0 and report["units_encoded"] == 0 and report["units_total"] == 51
 
 
 def test_search_jsonl_plain_stdin_and_language(built):
@@ -63,10 +63,10 @@ def test_clones_formats(built, tmp_path):
     assert classes and all(len(c["languages"]) >= 2 for c in classes)
     assert all(m["end_line"] - m["start_line"] + 1 >= 3 for c in classes for m in c["members"])
     stats = stats["stats"]
-    assert stats["units"] == 42 and stats["classes"] == len(classes) and stats["skipped_short"] > 0
+    assert stats["units"] == 51 and stats["classes"] == len(classes) and stats["skipped_short"] > 0
     assert stats["largest_class"] == max(c["size"] for c in classes)
-    assert stats["considered"] + stats["skipped_short"] + sum(stats["skipped_trivial"].values()) == 42
-    assert f"units: 42 indexed, {stats['considered']} considered" in out.stderr
+    assert stats["considered"] + stats["skipped_short"] + sum(stats["skipped_trivial"].values()) == 51
+    assert f"units: 51 indexed, {stats['considered']} considered" in out.stderr
     assert f"largest {stats['largest_class']} (" in out.stderr and "pairs per unit" in out.stderr
     csv_out = tmp_path / "pairs.csv"
     run("clones", "--index", folder, "-t", "0.5", "-f", "csv", "--output", str(csv_out))
@@ -155,7 +155,7 @@ def test_clones_keep_trivial_and_grouping(built):
 
     default, kept = stats(), stats("--keep-trivial")
     assert default["skipped_trivial"] == {"empty": 3, "accessor": 0, "test": 0}  # Stack.__init__, ...
-    assert default["considered"] == 39 and kept["considered"] == 42 and kept["skipped_trivial"]["empty"] == 0
+    assert default["considered"] == 48 and kept["considered"] == 51 and kept["skipped_trivial"]["empty"] == 0
     components = stats("--keep-trivial", "--grouping", "components")
-    assert components["classes"] == 1 and components["largest_class"] == 42  # threshold -1: one chain
-    assert kept["largest_class"] < 42
+    assert components["classes"] == 1 and components["largest_class"] == 51  # threshold -1: one chain
+    assert kept["largest_class"] < 51

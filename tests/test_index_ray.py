@@ -65,7 +65,7 @@ def test_ray_vectors_equal_local_run(tmp_path, tiny_model, cluster):
     with Index(tmp_path / "ray", model=tiny_model) as idx:
         report = idx.add([EXAMPLE], encoder=encoder, commit_every=8)
         hits = idx.search("def gcd(a, b):\n    return a", k=3)
-    assert report.units_encoded == report.units_total == 42
+    assert report.units_encoded == report.units_total == 51
     assert encoder.actors == 2 and encoder.worker_pids and os.getpid() not in encoder.worker_pids
     _assert_same(_vectors(tmp_path / "local"), _vectors(tmp_path / "ray"))
     assert len(hits) == 3

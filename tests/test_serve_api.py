@@ -133,7 +133,7 @@ def test_health(client, tiny_model):
     model = load_model(tiny_model)
     assert body["status"] == "ok" and body["model"]["view"] == getattr(model, "view", "raw")
     assert body["model"]["fingerprint"] == model.embedding_fingerprint()
-    assert body["index"]["functions"] == 42 and body["index"]["vectors"] == 42
+    assert body["index"]["functions"] == 51 and body["index"]["vectors"] == 51
     assert body["index"]["generation"] >= 1 and body["workers"] >= 1
 
 

@@ -76,7 +76,7 @@ def test_client_calls_every_endpoint(server, tiny_model):
     client, *_ = server
     health = client.health()
     model = load_model(tiny_model)
-    assert health["model"]["fingerprint"] == model.embedding_fingerprint() and health["index"]["functions"] == 42
+    assert health["model"]["fingerprint"] == model.embedding_fingerprint() and health["index"]["functions"] == 51
     hits = client.search(QUERY, k=4, language="go", include_code=True)
     assert len(hits) == 4 and {h["language"] for h in hits} == {"go"} and all(h["code"] for h in hits)
     result = client.compare(QUERY, "func gcd(a, b int) int { return a }", language_b="go", threshold=0.1)
@@ -108,7 +108,7 @@ def test_search_during_reindex_then_reload(server):
     from conba.index.lock import holder
 
     client, proj, folder, env = server
-    before = client.search(QUERY, k=42)
+    before = client.search(QUERY, k=51)
     generation = client.health()["index"]["generation"]
     victim = sorted(proj.rglob("*.py"))[0]
     victim.write_text(NEW_CODE)
@@ -119,7 +119,7 @@ def test_search_during_reindex_then_reload(server):
     try:
         while writer.poll() is None:
             if holder(folder) is not None:  # the writer holds the lock and is rewriting the index
-                hits = client.search(QUERY, k=42)
+                hits = client.search(QUERY, k=51)
                 if holder(folder) is not None:  # still held after the answer: no reload could happen
                     assert hits == before
                     during += 1

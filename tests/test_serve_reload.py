@@ -16,7 +16,7 @@ QUERY = "def gcd(a, b):\n    while b:\n        a, b = b, a % b\n    return a\n"
 NEW_CODE = "".join(f"def brand_new_{i}(xs):\n    return [x * {i} for x in xs if x > {i}]\n\n" for i in range(6))
 
 
-def _hits(holder: IndexHolder, k: int = 42) -> list[tuple[int, str, str, int]]:
+def _hits(holder: IndexHolder, k: int = 51) -> list[tuple[int, str, str, int]]:
     query = holder.model.encode([QUERY], languages=["python"])
     hits = holder.snapshot.index.search_vectors(query, k=k)[0]
     return [(h.unit.id, h.unit.qualname, h.unit.code, round(h.score * 1e4)) for h in hits]
@@ -43,7 +43,7 @@ def test_search_during_reindex_reads_the_old_snapshot_whole(project, tiny_model)
     holder = IndexHolder(folder, load_model(tiny_model))
     assert holder.refresh() and holder.snapshot.generation == 1
     before = _hits(holder)
-    assert len(before) == 42
+    assert len(before) == 51
 
     victim = next(p for p in sorted(proj.rglob("*.py")))  # its units are deleted and replaced by the writer
     victim.write_text(NEW_CODE)
