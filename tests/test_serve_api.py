@@ -59,7 +59,7 @@ def test_search_returns_ranked_hits_with_locations(client):
 
 
 def test_search_language_filter_and_aliases(client):
-    r = client.post("/search", json={"code": GCD, "language": "js", "k": 4})
+    r = client.post("/search", json={"code": GCD, "result_language": "js", "k": 4})
     assert r.status_code == 200
     assert {h["language"] for h in r.json()["hits"]} == {"javascript"}
 
@@ -147,7 +147,7 @@ def test_openapi_lists_every_endpoint(client):
     (b"[1, 2]", 422, "JSON object"),
     (b'{"k": 3}', 422, "code: Field required"),
     (b'{"code": "x", "path": "/etc/passwd"}', 422, "path: Extra inputs"),
-    (b'{"code": "x", "language": "klingon"}', 422, "unknown language 'klingon'"),
+    (b'{"code": "x", "result_language": "klingon"}', 422, "unknown language 'klingon'"),
     (b'{"code": "x", "query_language": "elvish"}', 422, "unknown language 'elvish'"),
     (b'{"code": "   "}', 422, "empty"),
     (b'{"code": "x", "k": 0}', 422, "k: must be between 1 and 100"),

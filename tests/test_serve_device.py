@@ -43,7 +43,7 @@ def test_serve_in_bfloat16_keeps_the_model_placed(index_dir, tiny_model):
         assert r.status_code == 200, r.text
         want = load_model(tiny_model).encode([GCD], languages=["python"])
         assert float(np.array(r.json()["vectors"])[0] @ want[0]) > 0.99
-        hits = client.post("/search", json={"code": GCD, "language": "python", "k": 2})
+        hits = client.post("/search", json={"code": GCD, "result_language": "python", "k": 2})
         assert hits.status_code == 200, hits.text
     assert state.model.dtype == torch.bfloat16  # still placed after the requests
 

@@ -50,7 +50,7 @@ def test_search_files_by_indexed_file_and_by_text_agree(client, index_dir):
     assert [h["file"] for h in by_text.json()["hits"]] == [h["file"] for h in body["hits"]]
     same = client.post("/search/files", json={"file": str(MATHLIB), "k": 10, "same_language": True}).json()
     assert any(h["file"].endswith("textutil.py") for h in same["hits"])
-    java = client.post("/search/files", json={"file": str(MATHLIB), "language": "java"}).json()
+    java = client.post("/search/files", json={"file": str(MATHLIB), "result_language": "java"}).json()
     assert {h["language"] for h in java["hits"]} == {"java"}
 
 
@@ -61,7 +61,7 @@ def test_search_files_by_indexed_file_and_by_text_agree(client, index_dir):
     ({"code": "def f(): pass"}, 422, "query_language: needed"),
     ({"code": "   \n", "query_language": "python"}, 422, "no code in the file"),
     ({"file": str(MATHLIB), "k": 0}, 422, "k: must be between"),
-    ({"file": str(MATHLIB), "language": "klingon"}, 422, "unknown language"),
+    ({"file": str(MATHLIB), "result_language": "klingon"}, 422, "unknown language"),
     ({"file": str(MATHLIB), "path": "/etc/passwd"}, 422, "path"),
 ])
 def test_search_files_bad_input_is_a_one_line_4xx(client, body, status, message):

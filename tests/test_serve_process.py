@@ -77,7 +77,7 @@ def test_client_calls_every_endpoint(server, tiny_model):
     health = client.health()
     model = load_model(tiny_model)
     assert health["model"]["fingerprint"] == model.embedding_fingerprint() and health["index"]["functions"] == 51
-    hits = client.search(QUERY, k=4, language="go", include_code=True)
+    hits = client.search(QUERY, k=4, result_language="go", include_code=True)
     assert len(hits) == 4 and {h["language"] for h in hits} == {"go"} and all(h["code"] for h in hits)
     result = client.compare(QUERY, "func gcd(a, b int) int { return a }", language_b="go", threshold=0.1)
     assert set(result) == {"score", "threshold", "clone", "languages"} and result["threshold"] == 0.1
@@ -97,7 +97,7 @@ def test_client_errors(server):
 
     client, *_ = server
     with pytest.raises(ServerError) as err:
-        client.search(QUERY, language="klingon")
+        client.search(QUERY, result_language="klingon")
     assert err.value.status == 422 and "unknown language" in err.value.detail
     with conba.Client(client.url, token="wrong") as bad, pytest.raises(ServerError) as err:
         bad.health()

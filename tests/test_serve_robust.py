@@ -39,7 +39,7 @@ def client(calibrated, tmp_path_factory):
     ("/search", SURROGATE),
     ("/compare", b'{"a": "ok", "b": "\\ud800 bad"}'),
     ("/encode", b'{"snippets": ["fine", "\\udcff"]}'),
-    ("/search", b'{"code": "x", "language": "\\udcff"}'),
+    ("/search", b'{"code": "x", "result_language": "\\udcff"}'),
 ])
 def test_lone_surrogates_get_422_with_the_reason(client, path, body):
     r = client.post(path, content=body, headers=JSON)

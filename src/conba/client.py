@@ -2,7 +2,7 @@
 
 >>> import conba
 >>> with conba.Client("http://127.0.0.1:8000") as c:     # token: CONBA_TOKEN, or token=...
-...     hits = c.search("def gcd(a, b): ...", k=5, language="java")
+...     hits = c.search("def gcd(a, b): ...", k=5, query_language="python", result_language="java")
 ...     files = c.search_files(open("Sort.java").read(), name="Sort.java", k=3)["hits"]  # whole files
 ...     c.compare("def f(x): return 2*x", "int f(int x) { return x*2; }", language_b="java")
 ...     vectors = c.encode(["def add(a, b): return a + b"])    # float32 (n, d)
@@ -19,6 +19,19 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 TOKEN_ENV = "CONBA_TOKEN"
+
+
+def _renamed(result_language: str | None, language: str | None) -> str | None:
+    """``result_language``, or the value passed under its deprecated name ``language`` (with a warning)."""
+    if language is None:
+        return result_language
+    import warnings
+
+    warnings.warn("Client.search(language=...) is deprecated: it filters the results; pass result_language "
+                  "(and query_language for the query's own language)", DeprecationWarning, stacklevel=3)
+    if result_language is not None and result_language != language:
+        raise ValueError("language is the deprecated name of result_language: pass result_language only")
+    return language
 
 
 class ServerError(RuntimeError):
@@ -65,23 +78,37 @@ class Client:
         return r.json() if r.headers.get("content-type", "").startswith("application/json") else r.text
 
     # ------------------------------------------------------------------ the API
-    def search(self, code: str, k: int = 10, language: str | None = None, query_language: str | None = None,
-               include_code: bool = False) -> list[dict[str, Any]]:
-        """Hits (rank, score, file, name, language, start_line, end_line, kind[, code]), best first."""
-        body = {"code": code, "k": k, "language": language, "query_language": query_language,
-                "include_code": include_code}
-        return self._call("POST", "/search", json=body)["hits"]
+    def search(self, code: str, k: int = 10, result_language: str | None = None, query_language: str | None = None,
+               include_code: bool = False, *, language: str | None = None) -> list[dict[str, Any]]:
+        """Hits (rank, score, file, name, language, start_line, end_line, kind[, code]), best first.
+        ``query_language``: the query's own language; ``result_language``: only hits in that language (as
+        ``conba search --query-language / --result-language``). ``language`` is the deprecated name of
+        ``result_language``."""
+        body = {"code": code, "k": k, "result_language": _renamed(result_language, language),
+                "query_language": query_language, "include_code": include_code}
+        return self._answer(self._call("POST", "/search", json=body))["hits"]
 
     def search_files(self, code: str | None = None, *, file: str | None = None, name: str | None = None,
-                     query_language: str | None = None, k: int = 10, language: str | None = None,
-                     same_language: bool = False) -> dict[str, Any]:
+                     query_language: str | None = None, k: int = 10, result_language: str | None = None,
+                     same_language: bool = False, language: str | None = None) -> dict[str, Any]:
         """The served index's files most similar to a whole file: ``code`` (its text; the language from
         ``query_language`` or ``name``'s extension) or ``file`` (a file of the index, as a hit names it).
         Returns {query: {language, functions[, file]}, hits: [{rank, score, vector_score, file, language,
-        functions}]}, other languages only unless ``same_language``."""
+        functions}]}, other languages only unless ``same_language``; ``result_language`` keeps one language
+        (``language`` is its deprecated name)."""
         body = {"code": code, "file": file, "name": name, "query_language": query_language, "k": k,
-                "language": language, "same_language": same_language}
-        return self._call("POST", "/search/files", json={key: v for key, v in body.items() if v is not None})
+                "result_language": _renamed(result_language, language), "same_language": same_language}
+        return self._answer(self._call("POST", "/search/files",
+                                       json={key: v for key, v in body.items() if v is not None}))
+
+    @staticmethod
+    def _answer(body: dict[str, Any]) -> dict[str, Any]:
+        """The body, after turning the server's ``warnings`` (deprecated fields) into Python warnings."""
+        import warnings
+
+        for message in body.get("warnings") or []:
+            warnings.warn(f"conba serve: {message}", DeprecationWarning, stacklevel=3)
+        return body
 
     def compare(self, a: str, b: str, language_a: str | None = None, language_b: str | None = None,
                 threshold: float | str = "auto") -> dict[str, Any]:

@@ -32,7 +32,24 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-@click.command("serve")
+class ServeCommand(click.Command):
+    """``conba serve``: its help ends with the endpoints, read from the app's routes (never a list kept by hand;
+    the property is what click's help and the user guide's CLI reference both read)."""
+
+    @property  # type: ignore[override]
+    def help(self) -> str | None:
+        import inspect
+
+        from conba.serve.describe import endpoints_help
+
+        return inspect.cleandoc(self._own_help or "") + "\n\n" + endpoints_help()
+
+    @help.setter
+    def help(self, value: str | None) -> None:
+        self._own_help = value
+
+
+@click.command("serve", cls=ServeCommand)
 @index_option
 @model_option
 @bare_model_options
@@ -62,19 +79,19 @@ def serve(index_dir: str | None, model: str | None, engine: str | None, host: st
           log_level: str, access_log: bool, device: str = "auto", dtype: str = "auto") -> None:
     """Serve search, compare, encode and clones over HTTP, with the model loaded once.
 
-    Endpoints: POST /search, POST /compare, POST /encode, GET /clones, GET /report (HTML clone
-    report), GET /health; a search page at /, API docs at /docs. The index is reloaded when
-    `conba index` updates it; searches keep using the previous one until the new one is complete.
-    Clients: `conba.Client("http://127.0.0.1:8000")` in Python, or any HTTP client.
+    The endpoints are listed below; each one's fields, with a description and an example, are at /docs. The
+    index is reloaded when `conba index` updates it; searches keep using the previous one until the new one is
+    complete. Clients: `conba.Client("http://127.0.0.1:8000")` in Python, or any HTTP client.
 
     \b
     Examples:
       conba serve                                  # ./.conba-index on http://127.0.0.1:8000
       conba serve --index /srv/idx --port 9000
-      conba serve --fast --index /tmp/fast         # an index built with `conba index --fast`
+      conba serve --fast --index fast-index       # an index built with `conba index --fast`
       CONBA_TOKEN=s3cret conba serve --host 0.0.0.0
       conba serve --device cuda                    # the model stays on the GPU (float16)
-      curl -s localhost:8000/search -H 'content-type: application/json' -d '{"code": "def gcd(a, b): ..."}'
+      curl -s localhost:8000/search -H 'content-type: application/json' \\
+        -d '{"code": "def gcd(a, b): ...", "query_language": "python", "result_language": "java"}'
     """
     try:
         from conba.serve.app import create_app

@@ -13,11 +13,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, HTTPException, Response
 from pydantic import BaseModel, Field
 
+from conba.serve.deprecations import renamed_value
 from conba.serve.limits import check_language
-from conba.serve.schemas import ClonesResponse, Text, _Request
+from conba.serve.schemas import (
+    DEPRECATED,
+    ClonesResponse,
+    CrossLanguageQuery,
+    IncludeCodeQuery,
+    LimitQuery,
+    MinLinesQuery,
+    OffsetQuery,
+    Text,
+    ThresholdQuery,
+    _Request,
+)
 
 if TYPE_CHECKING:
     from conba.serve.app import ServeState
@@ -25,13 +37,22 @@ if TYPE_CHECKING:
 
 
 class FileSearchRequest(_Request):
-    code: Text | None = Field(None, description="The query file's whole text (or give `file`).")
-    file: Text | None = Field(None, description="A file of the served index, as a hit or the index names it.")
-    name: Text | None = Field(None, description="The query file's name: its extension gives the language.")
-    query_language: Text | None = Field(None, description="Language of `code` (default: from `name`).")
-    language: Text | None = Field(None, description="Only return files in this language.")
-    same_language: bool = Field(False, description="Include files in the query's language.")
-    k: int = Field(10, description="Number of files.")
+    code: Text | None = Field(None, description="The query file's whole text (or give `file`).",
+                              examples=["def to_roman(number):\n    ...\n\n\ndef from_roman(text):\n    ...\n"])
+    file: Text | None = Field(None, description="A file of the served index, as a hit or the index names it "
+                                                "(its stored vectors are used; nothing is read from disk).",
+                              examples=["python/roman.py"])
+    name: Text | None = Field(None, description="The query file's name: its extension gives the language.",
+                              examples=["roman.py"])
+    query_language: Text | None = Field(None, description="Language of `code` (default: from `name`).",
+                                        examples=["python"])
+    result_language: Text | None = Field(
+        None, description="Only return files in this language (as `conba search --files --result-language`).",
+        examples=["java"])
+    language: Text | None = Field(None, description="Deprecated: the old name of `result_language`.",
+                                  examples=["java"], json_schema_extra=DEPRECATED)
+    same_language: bool = Field(False, description="Include files in the query's language.", examples=[False])
+    k: int = Field(10, description="Number of files.", examples=[3])
 
 
 class FileHitOut(BaseModel):
@@ -47,6 +68,7 @@ class FileSearchResponse(BaseModel):
     query: dict[str, Any] = Field(description="The query file: language, functions, and file when indexed.")
     hits: list[FileHitOut]
     generation: int
+    warnings: list[str] | None = Field(None, description="Deprecated fields the request used, and what to send.")
 
 
 def _scorer(snap: Snapshot) -> Any:
@@ -103,14 +125,17 @@ def _file_clones(snap: Snapshot, threshold: str, cross_language_only: bool, min_
 def add_file_routes(api: APIRouter, state: ServeState) -> None:
     limits, holder = state.limits, state.holder
 
-    @api.post("/search/files", response_model=FileSearchResponse, tags=["search"])
-    async def search_files(req: FileSearchRequest) -> dict[str, Any]:
+    @api.post("/search/files", response_model=FileSearchResponse, response_model_exclude_none=True,
+              tags=["search"])
+    async def search_files(req: FileSearchRequest, response: Response) -> dict[str, Any]:
         """The ``k`` files of the index most similar to a whole file (other languages unless ``same_language``)."""
         from conba.errors import ConbaError
         from conba.index.file_search import code_units, make_query
 
         limits.check_k(req.k)
-        language = check_language(req.language, "language")
+        warnings: list[str] = []
+        language = check_language(renamed_value(req, "language", response, warnings, "POST /search/files"),
+                                  "result_language" if req.language is None else "language")
         if (req.code is None) == (req.file is None):
             raise HTTPException(422, "give either code (a whole file's text) or file (a file of the index)")
         query: Any = None
@@ -142,13 +167,13 @@ def add_file_routes(api: APIRouter, state: ServeState) -> None:
         info: dict[str, Any] = {"language": q.language, "functions": int(len(q.vectors))}
         if q.stored is not None:
             info["file"] = display_path(shown_path(q.stored))
-        return {"query": info, "hits": [h.to_dict(r) for r, h in enumerate(hits, 1)], "generation": generation}
+        return {"query": info, "hits": [h.to_dict(r) for r, h in enumerate(hits, 1)], "generation": generation,
+                "warnings": warnings or None}
 
     @api.get("/clones/files", response_model=ClonesResponse, response_model_exclude_none=True, tags=["clones"])
-    async def clones_files(threshold: str = Query("auto", description="A number in [-1, 1], or 'auto'."),
-                           cross_language_only: bool = False, min_lines: int = Query(1, ge=1),
-                           offset: int = Query(0, ge=0), limit: int = Query(50, ge=1),
-                           include_code: bool = False) -> dict[str, Any]:
+    async def clones_files(threshold: ThresholdQuery = "auto", cross_language_only: CrossLanguageQuery = False,
+                           min_lines: MinLinesQuery = 1, offset: OffsetQuery = 0, limit: LimitQuery = 50,
+                           include_code: IncludeCodeQuery = False) -> dict[str, Any]:
         """Classes of whole files (as `conba clones --files`), largest first, a page at a time; each member is a
         file (kind "file"), its code with ``include_code`` its functions' code."""
         from conba.clones.display import relative_unit_dict

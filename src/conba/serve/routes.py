@@ -7,22 +7,29 @@ import asyncio
 import secrets
 from typing import TYPE_CHECKING, Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi import APIRouter, Depends, HTTPException, Response
 from fastapi.responses import HTMLResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from conba.clones.compare import fused_pair_score, pair_weight
+from conba.serve.deprecations import renamed_value
 from conba.serve.limits import check_language
 from conba.serve.schemas import (
     ClonesResponse,
     CompareRequest,
     CompareResponse,
+    CrossLanguageQuery,
     EncodeRequest,
     EncodeResponse,
+    IncludeCodeQuery,
+    LimitQuery,
     MapRequest,
     MapResponse,
+    MinLinesQuery,
+    OffsetQuery,
     SearchRequest,
     SearchResponse,
+    ThresholdQuery,
 )
 
 if TYPE_CHECKING:
@@ -107,17 +114,19 @@ def router(state: ServeState) -> APIRouter:
     limits, holder = state.limits, state.holder
 
     @api.post("/search", response_model=SearchResponse, response_model_exclude_none=True, tags=["search"])
-    async def search(req: SearchRequest) -> dict[str, Any]:
-        """The ``k`` indexed functions most similar to ``code`` (only those in ``language`` when given)."""
+    async def search(req: SearchRequest, response: Response) -> dict[str, Any]:
+        """The ``k`` indexed functions most similar to ``code`` (only those in ``result_language`` when given)."""
         limits.check_code(req.code, "code")
         limits.check_k(req.k)
-        language = check_language(req.language, "language")
+        warnings: list[str] = []
+        language = check_language(renamed_value(req, "language", response, warnings, "POST /search"),
+                                  "result_language" if req.language is None else "language")
         qlang = check_language(req.query_language, "query_language")
         query = await state.batcher.encode([req.code], [qlang or ""], query=True)  # the model's query prompt
         hits, generation = await holder.with_snapshot(_search, query, req.k, language, req.code)
         out = [{"rank": r, "score": round(h.score, 4), **_unit_dict(h.unit, req.include_code)}
                for r, h in enumerate(hits, 1)]
-        body: dict[str, Any] = {"hits": out, "generation": generation}
+        body: dict[str, Any] = {"hits": out, "generation": generation, "warnings": warnings or None}
         if req.highlight:
             from conba.serve.page import highlight
 
@@ -156,10 +165,9 @@ def router(state: ServeState) -> APIRouter:
                 "vectors": vectors.tolist()}
 
     @api.get("/clones", response_model=ClonesResponse, response_model_exclude_none=True, tags=["clones"])
-    async def clones(threshold: str = Query("auto", description="A number in [-1, 1], or 'auto'."),
-                     cross_language_only: bool = False, min_lines: int = Query(1, ge=1),
-                     offset: int = Query(0, ge=0), limit: int = Query(50, ge=1),
-                     include_code: bool = False) -> dict[str, Any]:
+    async def clones(threshold: ThresholdQuery = "auto", cross_language_only: CrossLanguageQuery = False,
+                     min_lines: MinLinesQuery = 1, offset: OffsetQuery = 0, limit: LimitQuery = 50,
+                     include_code: IncludeCodeQuery = False) -> dict[str, Any]:
         """Clone classes of the index, largest first, a page at a time (``offset``, ``limit``)."""
         if limit > limits.max_page:
             raise HTTPException(422, f"limit: at most {limits.max_page} classes per page, got {limit}")
@@ -173,8 +181,8 @@ def router(state: ServeState) -> APIRouter:
                 "offset": offset, "limit": limit, "classes": page, "generation": generation}
 
     @api.get("/report", response_class=HTMLResponse, tags=["clones"])
-    async def report(threshold: str = "auto", cross_language_only: bool = False,
-                     min_lines: int = Query(1, ge=1)) -> HTMLResponse:
+    async def report(threshold: ThresholdQuery = "auto", cross_language_only: CrossLanguageQuery = False,
+                     min_lines: MinLinesQuery = 1) -> HTMLResponse:
         """The HTML clone report (as `conba clones -f html` writes it) of the served index."""
         from conba.clones.html_report import render_html
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+from fastapi import Query
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from conba.mapping.config import DEFAULT_MARGIN
@@ -30,13 +31,27 @@ class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+GCD = "def gcd(a, b):\n    while b:\n        a, b = b, a % b\n    return a\n"
+DEPRECATED = {"deprecated": True}  # marked in the OpenAPI schema; conba.serve.deprecations answers its use
+
+
 class SearchRequest(_Request):
-    code: Text = Field(description="The query snippet.")
-    language: Text | None = Field(None, description="Only return functions in this language.")
-    query_language: Text | None = Field(None, description="Language of the query (selects its control code).")
-    k: int = Field(10, description="Number of hits.")
-    include_code: bool = Field(False, description="Include each hit's code.")
-    highlight: bool = Field(False, description="Include syntax-highlighted HTML of the query and of each hit.")
+    code: Text = Field(description="The query snippet: one function or a few lines of code.", examples=[GCD])
+    query_language: Text | None = Field(
+        None, description="The query's own language (as `conba search --query-language`): how the query is "
+                          "read (input view, control code). Default: none (read as plain code).",
+        examples=["python"])
+    result_language: Text | None = Field(
+        None, description="Only return functions in this language (as `conba search --result-language`). "
+                          "Default: every language.", examples=["java"])
+    language: Text | None = Field(
+        None, description="Deprecated: the old name of `result_language` (it filters the results, it does not "
+                          "describe the query); answered with a `warnings` entry and a `Deprecation` header.",
+        examples=["java"], json_schema_extra=DEPRECATED)
+    k: int = Field(10, description="Number of hits (1 to the server's limit, 100 by default).", examples=[5])
+    include_code: bool = Field(False, description="Include each hit's code.", examples=[True])
+    highlight: bool = Field(False, description="Include syntax-highlighted HTML of the query and of each hit.",
+                            examples=[False])
 
 
 class HitOut(BaseModel):
@@ -57,14 +72,19 @@ class SearchResponse(BaseModel):
     hits: list[HitOut]
     query_html: str | None = None
     generation: int = Field(description="Which snapshot of the index answered (it grows on each reload).")
+    warnings: list[str] | None = Field(None, description="Deprecated fields the request used, and what to send.")
 
 
 class CompareRequest(_Request):
-    a: Text = Field(description="First snippet.")
-    b: Text = Field(description="Second snippet.")
-    language_a: Text | None = None
-    language_b: Text | None = None
-    threshold: float | Text = Field("auto", description="Clone threshold in [-1, 1], or 'auto' (the model's).")
+    a: Text = Field(description="First snippet.", examples=[GCD])
+    b: Text = Field(description="Second snippet.",
+                    examples=["int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }"])
+    language_a: Text | None = Field(None, description="Language of `a` (as `conba compare --language-a`).",
+                                    examples=["python"])
+    language_b: Text | None = Field(None, description="Language of `b` (as `conba compare --language-b`).",
+                                    examples=["java"])
+    threshold: float | Text = Field("auto", description="Clone threshold in [-1, 1], or 'auto' (the model's "
+                                                        "calibrated clone threshold).", examples=["auto"])
 
 
 class CompareResponse(BaseModel):
@@ -75,9 +95,11 @@ class CompareResponse(BaseModel):
 
 
 class EncodeRequest(_Request):
-    snippets: list[Text] = Field(description="Code snippets to embed.")
+    snippets: list[Text] = Field(description="Code snippets to embed (at most the server's --max-snippets).",
+                                 examples=[["def add(a, b):\n    return a + b\n"]])
     languages: list[Text | None] | Text | None = Field(
-        None, description="One language for all snippets, or one per snippet.")
+        None, description="The snippets' language: one for all snippets, or one per snippet (null: unknown).",
+        examples=["python"])
 
 
 class EncodeResponse(BaseModel):
@@ -127,14 +149,19 @@ class ClonesResponse(BaseModel):
 
 
 class MapRequest(_Request):
-    source_language: Text = Field(description="The source side: the indexed functions in this language.")
-    target_language: Text = Field(description="The target side: the indexed functions in this language.")
-    threshold: float | Text = Field("auto", description="Score a counterpart needs, or 'auto' (the model's).")
-    margin: float = Field(DEFAULT_MARGIN, ge=0, le=2, description="Ambiguous when another candidate is within this.")
+    source_language: Text = Field(description="The source side: the indexed functions in this language.",
+                                  examples=["java"])
+    target_language: Text = Field(description="The target side: the indexed functions in this language.",
+                                  examples=["python"])
+    threshold: float | Text = Field("auto", description="Score a counterpart needs, or 'auto' (the model's).",
+                                    examples=["auto"])
+    margin: float = Field(DEFAULT_MARGIN, ge=0, le=2, description="Ambiguous when another candidate is within this.",
+                          examples=[DEFAULT_MARGIN])
     only: Literal["matched", "ambiguous", "missing"] | None = Field(
-        None, description="Only list the functions with this status.")
-    keep_trivial: bool = Field(False, description="Also map trivial functions (near-empty, accessors, tests).")
-    include_code: bool = Field(False, description="Include each function's code.")
+        None, description="Only list the functions with this status.", examples=["missing"])
+    keep_trivial: bool = Field(False, description="Also map trivial functions (near-empty, accessors, tests).",
+                               examples=[False])
+    include_code: bool = Field(False, description="Include each function's code.", examples=[False])
 
 
 class MapResponse(BaseModel):
@@ -142,3 +169,16 @@ class MapResponse(BaseModel):
     functions: list[dict[str, Any]] = Field(description="One entry per source function (as `conba map` JSONL).")
     files: list[dict[str, Any]] = Field(description="One entry per source file: its target file and coverage.")
     generation: int
+
+
+# the query parameters of GET /clones, /clones/files and /report (one description and example each)
+ThresholdQuery = Annotated[str, Query(description="Clone threshold: a number in [-1, 1], or 'auto' (the index's "
+                                                  "calibrated clone threshold).", examples=["auto"])]
+CrossLanguageQuery = Annotated[bool, Query(description="Only pairs of functions (files) in different languages.",
+                                           examples=[True])]
+MinLinesQuery = Annotated[int, Query(ge=1, description="Skip functions shorter than this many lines.",
+                                     examples=[3])]
+OffsetQuery = Annotated[int, Query(ge=0, description="Classes to skip (the page's start).", examples=[0])]
+LimitQuery = Annotated[int, Query(ge=1, description="Classes per page (at most the server's page limit).",
+                                  examples=[50])]
+IncludeCodeQuery = Annotated[bool, Query(description="Include each member's code.", examples=[False])]

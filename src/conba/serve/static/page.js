@@ -73,7 +73,7 @@ async function search(event) {
     sessionStorage.setItem("conba-token", token);
   }
   const body = { code: $("code").value, k: Number($("k").value) || 10, highlight: true,
-                 language: $("language").value || null, query_language: $("query-language").value || null };
+                 result_language: $("language").value || null, query_language: $("query-language").value || null };
   $("submit").disabled = true;
   $("status").textContent = "searching...";
   showError("");
