@@ -8,10 +8,10 @@
 #                                     #                      sentence-transformers do not bring (for GPU_PYTHON)
 #   scripts/gpu_bench.sh [ARGS...]    # THERE (no network; PyTorch, transformers, sentence-transformers):
 #                                     #   installs .gpu-bench/wheels when conba's dependencies are missing,
-#                                     #   then runs `conba bench gpu --device cuda -o $OUT ARGS` (<= 8 min on an H100)
+#                                     #   then runs `conba bench gpu --device cuda -o .gpu-bench/work ARGS` (<= 8 min on an H100)
 #
-# With the device tool: run(command="scripts/gpu_bench.sh", carry=[".gpu-bench"], timeout_s=600); the
-# results come back as $OUT/gpu_bench.json and $OUT/gpu_bench.md. On a CPU:
+# The results are written to .gpu-bench/work/gpu_bench.json and gpu_bench.md; when OUT names a folder, the
+# script copies those two files there too. On a CPU:
 #   scripts/gpu_bench.sh --device cpu --limit 64 --functions 300 --cpu-functions 0 --dtypes float32,bfloat16
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,9 +43,9 @@ if ! "$PY" -c "import click, pathspec, filelock, tree_sitter, tree_sitter_python
   fi
 fi
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
-WORK=${GPU_BENCH_WORK:-/tmp/conba-gpu-bench}  # the tree, indexes and stand-in model stay here
+WORK=${GPU_BENCH_WORK:-$HERE/work}  # the tree, indexes and stand-in model stay here
 case " $* " in *" --device "*) dev=() ;; *) dev=(--device cuda) ;; esac
 "$PY" -m conba.cli.main bench gpu "${dev[@]}" -o "$WORK" --tokenizer "$HERE/minilm-tokenizer" "$@"
-if [ -n "${OUT:-}" ]; then  # the device tool's result folder: only the two result files
+if [ -n "${OUT:-}" ]; then  # a folder for the results: only the two result files
   cp "$WORK/gpu_bench.json" "$WORK/gpu_bench.md" "$OUT/"
 fi

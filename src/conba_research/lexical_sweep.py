@@ -11,9 +11,9 @@ Embeddings come from built indexes (``conba index``) and, for the curated files 
 queries, from the model (cached in ``--cache``). Lexical vectors use the idf of the units being
 ranked (``--idf index``) or of the curated training files (``--idf train``).
 
-    conba experiment lexical-sweep -m default --alg-index /tmp/r/alg-default \\
-        --ports-index /tmp/r/ports-default --dev ../shared/data/atcoder_dev.jsonl:2000 \\
-        --dev ../shared/data/mbxp_dev.jsonl -w 0,0.1,0.2,0.3,0.4 -j /tmp/r/sweep.json
+    conba experiment lexical-sweep -m default --alg-index runs/r/alg-default \\
+        --ports-index runs/r/ports-default --dev ../shared/data/atcoder_dev.jsonl:2000 \\
+        --dev ../shared/data/mbxp_dev.jsonl -w 0,0.1,0.2,0.3,0.4 -j runs/r/sweep.json
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ def main() -> None:
     ap.add_argument("--dev", action="append", default=[])
     ap.add_argument("-w", "--weights", default="0,0.1,0.2,0.3,0.4,0.5")
     ap.add_argument("--idf", choices=["index", "train"], default="index")
-    ap.add_argument("--cache", type=Path, default=Path("/tmp/conba-sweep-cache"))
+    ap.add_argument("--cache", type=Path, default=Path("runs/conba-sweep-cache"))
     ap.add_argument("-j", "--json-out", type=Path)
     args = ap.parse_args()
     from conba.data.location import data_path

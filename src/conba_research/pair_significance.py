@@ -5,8 +5,8 @@ method) and prints, per ordered pair and over all queries, the mean difference o
 (method − baseline), its paired-bootstrap 95% interval (:mod:`conba_research.significance`), and the
 queries each side wins.
 
-    conba experiment significance /tmp/r/alg.json --method conba --baseline zero-shot
-    conba experiment significance /tmp/r/alg-fast.json --baseline conba --baseline-from /tmp/r/alg.json
+    conba experiment significance runs/r/alg.json --method conba --baseline zero-shot
+    conba experiment significance runs/r/alg-fast.json --baseline conba --baseline-from runs/r/alg.json
 
 (``--baseline-from``: the baseline's scores come from another run's JSON over the same groups, e.g. a
 student against its teacher.)

@@ -16,7 +16,7 @@ Printed per model, at the fused score with lexical weight ``-w`` (and W = 0, den
   with the idf fitted on the file itself, as an index would.
 
     conba experiment candidates -m default -m runs/top1-keep --from-layer 5 \\
-        --alg-index /tmp/r/alg-final --ports-index /tmp/r/ports-final \\
+        --alg-index runs/r/alg-final --ports-index runs/r/ports-final \\
         --dev ../shared/data/atcoder_dev.jsonl:2000 --dev ../shared/data/mbxp_dev.jsonl -j out.json
 """
 

@@ -6,7 +6,7 @@ is replaced by ``--data``. Each run trains into ``RUNS/name`` and is then evalua
 
 Example (the GPU sweeps behind docs/BENCHMARKS.md):
 
-    conba experiment train-sweep scripts/sweeps/gpu1.txt --data /tmp/data --runs /tmp/runs \\
+    conba experiment train-sweep scripts/sweeps/gpu1.txt --data runs/data --runs runs/runs \\
         --parallel 5 --eval atcoder_dev.jsonl --eval mbxp_dev.jsonl
 """
 

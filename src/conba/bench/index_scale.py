@@ -25,11 +25,11 @@ Results are merged into ``OUT/results.json`` (one key per phase) and printed.
 Examples::
 
     conba bench index-scale --phase build
-    flock -x /tmp/conba-cpu.lock timeout 3000 conba bench index-scale --phase index
-    flock -x /tmp/conba-cpu.lock timeout 900 conba bench index-scale --phase query
-    flock -x /tmp/conba-cpu.lock timeout 900 conba bench index-scale --phase synthetic
-    flock -x /tmp/conba-cpu.lock timeout 3000 conba bench index-scale --phase index --engine onnx
-    nice -n 19 conba bench index-scale --phase ann1m --vectors-from /tmp/none-idx
+    flock -x runs/conba-cpu.lock timeout 3000 conba bench index-scale --phase index
+    flock -x runs/conba-cpu.lock timeout 900 conba bench index-scale --phase query
+    flock -x runs/conba-cpu.lock timeout 900 conba bench index-scale --phase synthetic
+    flock -x runs/conba-cpu.lock timeout 3000 conba bench index-scale --phase index --engine onnx
+    nice -n 19 conba bench index-scale --phase ann1m --vectors-from runs/none-idx
     conba bench index-scale --phase report
 """
 

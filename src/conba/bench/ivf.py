@@ -19,7 +19,7 @@ Phases (separate processes: each its own peak memory; results merged into OUT/re
 
 Example (dev machine)::
 
-    nice -n 15 conba bench ivf --phase all --real /tmp/w6/real --out /tmp/w6/bench
+    nice -n 15 conba bench ivf --phase all --real runs/w6/real --out runs/w6/bench
 """
 
 from __future__ import annotations
@@ -295,8 +295,8 @@ PHASES = {"data": data, "db": db, "build": build, "query": query, "update": upda
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--phase", choices=[*PHASES, "all"], required=True)
-    p.add_argument("--real", default="/tmp/w6/real", help="folder of chunk-*.npy real embeddings")
-    p.add_argument("--out", type=Path, default=Path("/tmp/w6/bench"))
+    p.add_argument("--real", default="runs/w6/real", help="folder of chunk-*.npy real embeddings")
+    p.add_argument("--out", type=Path, default=Path("runs/w6/bench"))
     p.add_argument("-n", type=int, default=1_000_000)
     p.add_argument("--queries", type=int, default=500)
     p.add_argument("--components", type=int, default=256)

@@ -7,7 +7,7 @@ stop it once the scan is done). The functions of the dev run (2026-11-27): torch
 pandas, networkx, onnx and ray as installed in the venv (``.py``, ``.h``, ``.c``, ``.cpp`` ... copied to a
 folder outside the repository, since conba skips virtualenvs)::
 
-    nice -n 15 conba bench ivf-encode --index /tmp/w6/realidx --out /tmp/w6/real
+    nice -n 15 conba bench ivf-encode --index runs/w6/realidx --out runs/w6/real
 """
 
 from __future__ import annotations

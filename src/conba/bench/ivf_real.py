@@ -12,9 +12,9 @@ the number of vectors and the lists probed, and the 1M index padded with the syn
 
 Example (dev machine)::
 
-    nice -n 19 conba bench ivf-real --phase realscale --real /tmp/wd/real --out /tmp/wd/bench
-    nice -n 19 conba bench ivf --phase data --real /tmp/wd/real --out /tmp/wd/bench
-    nice -n 19 conba bench ivf-real --phase padded --out /tmp/wd/bench --nprobe 32 64 128 256
+    nice -n 19 conba bench ivf-real --phase realscale --real runs/wd/real --out runs/wd/bench
+    nice -n 19 conba bench ivf --phase data --real runs/wd/real --out runs/wd/bench
+    nice -n 19 conba bench ivf-real --phase padded --out runs/wd/bench --nprobe 32 64 128 256
 """
 
 from __future__ import annotations
@@ -176,8 +176,8 @@ def padded(args: argparse.Namespace) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--phase", choices=["realscale", "padded"], required=True)
-    p.add_argument("--real", default="/tmp/wd/real", help="folder of chunk-*.npy real embeddings")
-    p.add_argument("--out", type=Path, default=Path("/tmp/wd/bench"))
+    p.add_argument("--real", default="runs/wd/real", help="folder of chunk-*.npy real embeddings")
+    p.add_argument("--out", type=Path, default=Path("runs/wd/bench"))
     p.add_argument("--components", type=int, default=256)
     p.add_argument("--nprobe", type=int, nargs="+", default=[8, 16, 32, 64, 128])
     p.add_argument("--rerank", type=int, default=32)

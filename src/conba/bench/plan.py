@@ -14,7 +14,7 @@ measured cost of one pipe round trip and the coordinator's CPU per shard (send, 
 shards are independent, so wall time = one shard's build x ceil(shards / parallel builders). Memory:
 linear in the vectors per shard (the structure's bytes per vector are measured, not assumed).
 
-    nice -n 15 conba bench plan-100m --bench /tmp/w6/bench --nprobe 128 --rerank 96
+    nice -n 15 conba bench plan-100m --bench runs/w6/bench --nprobe 128 --rerank 96
 """
 
 from __future__ import annotations
@@ -119,8 +119,8 @@ def plan(args: argparse.Namespace, fan: dict) -> dict:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--bench", type=Path, default=Path("/tmp/w6/bench"))
-    p.add_argument("--out", type=Path, default=Path("/tmp/w6/plan"))
+    p.add_argument("--bench", type=Path, default=Path("runs/w6/bench"))
+    p.add_argument("--out", type=Path, default=Path("runs/w6/plan"))
     p.add_argument("--nprobe", type=int, required=True)
     p.add_argument("--rerank", type=int, required=True)
     p.add_argument("--fanout", type=int, default=4)

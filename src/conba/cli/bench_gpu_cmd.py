@@ -54,7 +54,7 @@ def gpu(out: str, device: str, dtypes: list[str], model: str | None, limit: int,
 
     \b
     Examples:
-      conba bench gpu --device cuda -o /tmp/gpu-bench            # scripts/gpu_bench.sh runs this
+      conba bench gpu --device cuda -o runs/gpu-bench            # scripts/gpu_bench.sh runs this
       conba bench gpu --device cpu --limit 64 --functions 300 --cpu-functions 0 --dtypes float32,bfloat16
     """
     from conba.bench.gpu import GpuBenchConfig, run_gpu_bench

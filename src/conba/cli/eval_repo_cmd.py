@@ -80,8 +80,8 @@ def eval_repo(paths: tuple[str, ...], groups_file: Path, index_dir: str | None, 
 
     \b
     Examples:
-      conba eval-repo repos/cpp repos/rust -g groups.jsonl -i /tmp/idx -j result.json
-      conba eval-repo -i /tmp/idx -g groups.jsonl --baselines tfidf --aggregate mean-best --json
+      conba eval-repo repos/cpp repos/rust -g groups.jsonl -i runs/idx -j result.json
+      conba eval-repo -i runs/idx -g groups.jsonl --baselines tfidf --aggregate mean-best --json
     """
     from conba.eval.repo import evaluate_repo
     from conba.eval.repo_report import format_repo_report

@@ -84,12 +84,12 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
     \b
     Examples:
       conba index .                          # into ./.conba-index
-      conba index src/ lib/ --index /tmp/idx
+      conba index src/ lib/ --index runs/idx
       conba index . --model path/to/model --rebuild
       conba index . --view code --rebuild    # the model sees functions without comments and imports
-      conba index . --engine onnx --index /tmp/fast    # int8 ONNX Runtime: faster on CPU
-      conba index . --fast --index /tmp/fast           # = -m default-fast --engine onnx: fastest
-      conba index --rebuild-vectors --index /tmp/fast  # retrain the vector structure, no encoding
+      conba index . --engine onnx --index runs/fast    # int8 ONNX Runtime: faster on CPU
+      conba index . --fast --index runs/fast           # = -m default-fast --engine onnx: fastest
+      conba index --rebuild-vectors --index runs/fast  # retrain the vector structure, no encoding
       conba index /srv/monorepo --ray                  # encode on Ray (local or $RAY_ADDRESS)
       conba index /srv/monorepo --ray ray://head:10001  # encode on a Ray cluster
       conba index . --device cuda            # on a GPU, float16 (--dtype float32 for full precision)

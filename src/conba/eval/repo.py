@@ -1,7 +1,7 @@
 """Repository-level evaluation: index real repositories as a user would, then measure how well
 file-level scores built from function-level similarities find the same algorithm in other languages.
 
->>> result = evaluate_repo(["cpp/", "rust/"], "groups.jsonl", model="default", index_dir="/tmp/idx")
+>>> result = evaluate_repo(["cpp/", "rust/"], "groups.jsonl", model="default", index_dir="runs/idx")
 >>> result["retrieval"]["conba"]["mean"]["map_at_r"]
 
 Every method runs through the identical protocol (:mod:`conba.eval.repo_scores`) on the same units:

@@ -2,7 +2,7 @@
 
 >>> from conba.index import Index
 >>> from conba.mapping import map_index
->>> with Index("/tmp/idx", create=False) as idx:
+>>> with Index("runs/idx", create=False) as idx:
 ...     port = map_index(idx, source_language="java", target_language="python")
 >>> port.coverage, port.counts()
 

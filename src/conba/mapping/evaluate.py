@@ -14,7 +14,7 @@ component, lower case, without ``_`` or punctuation: :func:`conba.eval.repo_func
 ``groups.jsonl``) in every ordered language pair over one index, with the matched-pair precision / recall of
 :func:`conba.mapping.groups.evaluate_functions` and the missing scores above, one row per pair::
 
-    python -m conba.mapping.evaluate --data ports_dev --index /tmp/ports-idx [-j rows.json]
+    python -m conba.mapping.evaluate --data ports_dev --index runs/ports-idx [-j rows.json]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Augment grouped JSONL training data with renamed copies (the real-code issue's augmentation lever).
 
-    conba experiment augment-data ../shared/data/mbxp_train.jsonl -o /tmp/mbxp_train_aug.jsonl \
+    conba experiment augment-data ../shared/data/mbxp_train.jsonl -o runs/mbxp_train_aug.jsonl \
         [--rename 1.0] [--copies 1] [--limit-groups N] [--seed 0]
 
 Every record is written as it is, followed by ``--copies`` copies in the same group whose declared
