@@ -1,4 +1,5 @@
-"""Every environment variable conba reads is named in README.md (test-only hooks excepted).
+"""Every environment variable conba reads has a row in the user guide's docs/environment.md (test-only hooks
+excepted).
 
 The variables are found with ``ast``: every string literal in src/conba that is exactly a
 ``CONBA_...`` name (``os.environ.get("CONBA_X")``, ``envvar=...`` through a constant such as
@@ -39,11 +40,14 @@ def test_the_finder_sees_literals_and_constants_but_not_prose():
     assert {"CONBA_CACHE", "CONBA_MODEL", "CONBA_TOKEN", "CONBA_INDEX_TEST_DELAY"} <= set(package_env_names())
 
 
-def test_readme_names_every_environment_variable():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_guide_names_every_environment_variable():
+    page = (ROOT / "docs" / "environment.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| `(CONBA_[A-Z0-9_]+)` \|", page, flags=re.M))
     missing = [f"{name} (read in {where})" for name, where in sorted(package_env_names().items())
-               if name not in TEST_HOOKS and not re.search(rf"\b{name}\b", readme)]
-    assert not missing, "README.md does not name these environment variables:\n" + "\n".join(missing)
+               if name not in TEST_HOOKS and name not in rows]
+    assert not missing, "docs/environment.md has no row for these environment variables:\n" + "\n".join(missing)
+    assert not rows - set(package_env_names()), f"docs/environment.md names variables conba no longer reads: " \
+        f"{sorted(rows - set(package_env_names()))}"
 
 
 def test_test_hooks_are_still_read_and_named_as_tests():

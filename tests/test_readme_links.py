@@ -1,11 +1,15 @@
-"""Every in-page link of the README (``[text](#anchor)``) points at one of its headings."""
+"""Every link of the README works: in-page links (``[text](#anchor)``) point at one of its headings, and links to
+files of the project (``docs/...``, ``examples/...``) point at files or folders that exist. Links inside the user
+guide are checked by its strict build (tests/test_docs_build.py)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
 def _anchor(heading: str) -> str:
@@ -16,5 +20,13 @@ def _anchor(heading: str) -> str:
 def test_readme_anchors_exist():
     text = README.read_text(encoding="utf-8")
     anchors = {_anchor(h) for h in re.findall(r"^#+ (.+)$", text, flags=re.M)}
-    links = set(re.findall(r"\]\(#([^)]+)\)", text))
-    assert links and not links - anchors, f"README links to missing sections: {sorted(links - anchors)}"
+    links = {t[1:] for t in LINK.findall(text) if t.startswith("#")}
+    assert not links - anchors, f"README links to missing sections: {sorted(links - anchors)}"
+
+
+def test_readme_file_links_exist():
+    targets = [t for t in LINK.findall(README.read_text(encoding="utf-8"))
+               if not t.startswith(("#", "http://", "https://", "mailto:"))]
+    assert targets, "the README links to no file of the project"
+    missing = [t for t in targets if not (ROOT / t.split("#")[0]).exists()]
+    assert not missing, f"README links to files that do not exist: {missing}"
