@@ -12,8 +12,10 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+REPO = Path(__file__).resolve().parents[1]
+SRC = REPO / "src"
 ROOT = SRC / "conba"
+RESEARCH = REPO / "research" / "src" / "conba_research"  # the research suite: its own distribution (research/)
 MAX_LINES = 400
 
 # Lower layers never import higher ones; a package may import its own layer (without a cycle).
@@ -27,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"model", "merge"},
     {"prune", "index", "clones", "train", "eval", "pretrain", "bench"},  # index -> clones
     {"mapping"},                   # conba map: port coverage of one tree in another, over an index
-    {"cli", "serve", "client", "testing"},
+    {"cli", "serve", "client"},
 ]
 
 
@@ -179,8 +181,8 @@ def test_layers_only_import_downwards():
 
 
 def test_the_runtime_never_imports_the_research_suite():
-    """conba_research (`conba experiment`, matplotlib figures) builds on conba, never the other way; the
-    CLI names it only as a string, listed when it is installed."""
+    """conba_research (`conba experiment`, the developer benchmarks, matplotlib figures) builds on conba, never
+    the other way; conba's CLI lists its commands through entry points (conba.cli.plugins) when installed."""
     found = [f"{path.relative_to(SRC)}:{line}" for path in sorted(ROOT.rglob("*.py"))
              for module, line in _imports(path.read_text(encoding="utf-8"), list(path.relative_to(SRC).parts[:-1]))
              if module.split(".")[0] == "conba_research"]
@@ -201,7 +203,25 @@ def test_matplotlib_is_only_imported_lazily_by_the_runtime():
 
 
 def test_no_source_file_over_400_lines():
-    long = [f"{p.relative_to(SRC.parent)}: {n} lines" for p in sorted([*ROOT.rglob("*.py"),
-                                                                       *(SRC / "conba_research").rglob("*.py")])
+    long = [f"{p.relative_to(REPO)}: {n} lines" for p in sorted([*ROOT.rglob("*.py"), *RESEARCH.rglob("*.py")])
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES]
     assert not long, f"files over {MAX_LINES} lines (split them):\n" + "\n".join(long)
+
+
+# What the product's bench package holds: `conba bench speed` and what it runs; the developer benchmarks are
+# the research suite's (research/src/conba_research/bench).
+PRODUCT_BENCH = {"__init__.py", "speed.py", "variants.py", "report.py", "probes.py"}
+
+
+def test_the_research_suite_and_the_developer_tools_live_in_research():
+    """src/ holds the product only (the wheel of pyproject.toml); the research suite is the distribution of
+    research/pyproject.toml, its tests in research/tests; test helpers live in tests/helpers."""
+    assert sorted(p.name for p in SRC.iterdir() if not p.name.startswith(".") and not p.name.endswith(".egg-info")) \
+        == ["conba"]
+    assert (RESEARCH / "__init__.py").is_file() and (REPO / "research" / "pyproject.toml").is_file()
+    assert sorted(p.name for p in (ROOT / "bench").glob("*.py")) == sorted(PRODUCT_BENCH)
+    for gone in ("serve/load_test.py", "mapping/evaluate.py", "cli/passthrough.py", "cli/bench_tools_cmd.py",
+                 "cli/bench_gpu_cmd.py", "testing.py"):
+        assert not (ROOT / gone).exists(), gone
+    assert (REPO / "tests" / "helpers" / "__init__.py").is_file()
+    assert not list((REPO / "tests").glob("test_experiments_*.py"))  # the lab's tests live with the lab

@@ -59,7 +59,7 @@ def bare(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory) -> tuple[Path, Path]:
-    from conba.testing import write_tree
+    from helpers import write_tree
 
     root = tmp_path_factory.mktemp("tree")
     return write_tree(root / "src", {"m.py": PY}), write_tree(root / "tgt", {"M.java": JAVA})

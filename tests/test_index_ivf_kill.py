@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conba.index import IncompleteIndexError, Index
-from conba.testing import write_tree
+from helpers import write_tree
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 RUN = ("import sys; from conba.index import Index\n"

@@ -17,7 +17,7 @@ import pytest
 
 from conba.index import Index
 from conba.index.rebuild import MARK, work_dir
-from conba.testing import write_tree
+from helpers import write_tree
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 PROBES = ["def g(x):\n    return x * 5 - 3\n", "def f2_3(x):\n    return x * 1203 - 3\n"]

@@ -1,5 +1,5 @@
 """`conba map` on tiny trees with the tiny model: every status, the outputs, --min-coverage, bad input,
-the HTML report (escaped, and looked at in headless Chromium), POST /map and conba.Client.map."""
+the HTML report (escaped; research/tests looks at it in headless Chromium), POST /map and conba.Client.map."""
 
 from __future__ import annotations
 
@@ -145,22 +145,8 @@ def test_html_report_is_escaped(trees, tmp_path):
     assert "66.7%" in page and "threshold 0.999" in page
 
 
-from conba_research.browser import serve_page as page_check  # noqa: E402
 
 
-@pytest.mark.slow  # a real browser: slow tier, like the other Chromium tests
-@pytest.mark.skipif(page_check.browser_paths() is None, reason="no headless browser: apt-get install chromium "
-                                                               "chromium-driver")
-def test_html_report_in_chromium(trees, tmp_path):
-    pytest.importorskip("selenium")
-    from conba_research.browser import map_report as module
-    src, tgt, index, _ = trees
-    out = tmp_path / "map.html"
-    assert run("map", str(src), str(tgt), "-i", index, "-t", T, "-f", "html", "--output", str(out)).exit_code == 0
-    seen = module.look(out, screenshot=tmp_path / "map.png")
-    assert seen["alerts"] == 0 and seen["bars"] == 1 and seen["statuses"] == ["missing", "ambiguous", "matched"]
-    assert seen["pairs"] == 1 and seen["highlighted"] >= 3
-    assert (tmp_path / "map.png").stat().st_size > 10_000
 
 
 def test_serve_map_and_client(tiny_model, tmp_path):

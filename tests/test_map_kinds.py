@@ -12,7 +12,7 @@ from conba.mapping.kinds import constructor_mask, kind_mismatch, sets_fields_onl
 from conba.mapping.name_truth import unported
 from conba.mapping.records import FunctionMatch, PortMap
 from conba.source.records import Unit
-from conba.testing import ScoreStubIndex
+from helpers import ScoreStubIndex
 
 
 def u(name: str, lang: str, start: int = 1, end: int = 3, uid: int | None = None, file: str = "",

@@ -244,7 +244,7 @@ class Pretrainer:
 def _plot(history: list[dict], path: Path, cfg: PretrainConfig) -> None:
     import importlib.util
 
-    if not history or importlib.util.find_spec("matplotlib") is None:  # optional: pip install 'conba[research]'
+    if not history or importlib.util.find_spec("matplotlib") is None:  # optional: pip install 'conba[plots]'
         return
     import matplotlib
 
