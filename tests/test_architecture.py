@@ -20,7 +20,7 @@ MAX_LINES = 400
 
 # Lower layers never import higher ones; a package may import its own layer (without a cycle).
 LAYERS: list[set[str]] = [
-    {"errors", "utils", "settings", "text"},
+    {"errors", "utils", "settings", "text", "constants"},
     # lexical: identifier-word TF-IDF vectors, the fused score; source: walking, filters, unit extraction,
     # plain records; augment: perturbations of code (data augmentation, conba experiment augment-data)
     {"data", "syntax", "lexical", "source", "augment"},
@@ -225,3 +225,28 @@ def test_the_research_suite_and_the_developer_tools_live_in_research():
         assert not (ROOT / gone).exists(), gone
     assert (REPO / "tests" / "helpers" / "__init__.py").is_file()
     assert not list((REPO / "tests").glob("test_experiments_*.py"))  # the lab's tests live with the lab
+
+
+def test_shared_choices_are_defined_once_in_conba_constants():
+    """The torch-free tuples of conba.constants (poolings, heads, engines, devices, precisions, views) and its
+    file names are never copied as literals elsewhere in the product (a copy drifts: --pooling once offered 5
+    of the 6 read-outs)."""
+    import conba.constants as constants
+
+    shared = {value: name for name, value in vars(constants).items()
+              if name.isupper() and isinstance(value, tuple | str) and (isinstance(value, tuple) or value.endswith(
+                  ".json"))}
+    copies = []
+    for path in sorted(ROOT.rglob("*.py")):
+        if path.name == "constants.py" and path.parent == ROOT:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Tuple | ast.Constant):
+                try:
+                    value = ast.literal_eval(node)
+                    hit = isinstance(value, tuple | str) and len(value) > 1 and value in shared
+                except (ValueError, TypeError):  # not a literal, or a tuple holding a list
+                    continue
+                if hit:
+                    copies.append(f"{path.relative_to(SRC)}:{node.lineno}: a copy of conba.constants.{shared[value]}")
+    assert not copies, "\n".join(copies)

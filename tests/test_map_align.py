@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from conba.cli.main import cli
 from conba.mapping.align import align_code, comment_lines, line_terms, monotone_pairs, side_by_side, unit_text
 from conba.source.records import Unit
+from helpers import map_config
 
 DATA = Path(__file__).resolve().parent / "data" / "map_align_pairs.jsonl"
 
@@ -134,7 +135,7 @@ def test_map_lists_aligned_lines_and_nearest_targets(tiny_model, tmp_path):
                                 "    w = w ^ 3;\n    return w % 11;\n  }\n}\n")
     (tgt / "s.py").write_text(PYTHON + "\n\ndef other(a, b):\n    c = a + b\n    return c * 2\n")
     out = run("map", str(src), str(tgt), "-i", str(tmp_path / "idx"), "-m", tiny_model, "-t", "0.98",
-              "--relax", "0", "--contrast", "0")
+              "--config", map_config(tmp_path, relax=0, contrast=0))
     assert out.exit_code == 0, out.output
     rows = {r["source"]["name"]: r for r in map(json.loads, out.stdout.splitlines()) if r["type"] == "function"}
     matched = [r for r in rows.values() if r["status"] != "missing"]

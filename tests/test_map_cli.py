@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from conba.cli.main import cli
+from helpers import map_config
 
 ROOT = Path(__file__).resolve().parents[1]
 ALPHA = "def alpha(xs):\n    total = 0\n    for x in xs:\n        total += x * x\n    return total\n"
@@ -88,10 +89,16 @@ def test_only_plain_csv_and_threshold(trees):
 
 def test_min_coverage_exit_codes(trees):
     src, tgt, index, _ = trees
-    assert run("map", str(src), str(tgt), "-i", index, "-t", T, "--min-coverage", "60").exit_code == 0
-    failed = run("map", str(src), str(tgt), "-i", index, "-t", T, "--min-coverage", "90")
-    assert failed.exit_code == 1 and "coverage 66.7% is below --min-coverage 90%" in failed.output
-    assert run("map", str(src), str(tgt), "-i", index, "--min-coverage", "101").exit_code == 2
+    folder = Path(index).parent / "configs"
+    assert run("map", str(src), str(tgt), "-i", index, "-t", T, "--config", map_config(folder, min_coverage=60)
+               ).exit_code == 0
+    ninety = map_config(folder, min_coverage=90)
+    failed = run("map", str(src), str(tgt), "-i", index, "-t", T, "--config", ninety)
+    assert failed.exit_code == 1 and f"coverage 66.7% is below min_coverage 90% ({ninety})" in failed.output
+    bad = run("map", str(src), str(tgt), "-i", index, "--config", map_config(folder, min_coverage=101))
+    assert bad.exit_code == 1 and "min_coverage must be in [0, 100] or null, got 101" in bad.output
+    moved = run("map", str(src), str(tgt), "-i", index, "--min-coverage", "90")
+    assert moved.exit_code == 2 and "--min-coverage moved to the mapping configuration" in moved.output
 
 
 def test_groups_evaluation_in_the_output(trees, tmp_path):

@@ -47,7 +47,7 @@ REACH: dict[str, list[str]] = {
     "conba/train/distill_data.py": ["distill"],
     "conba/utils/io.py": ["map", "clones", "encode"],
     "conba/cli/options.py": ["encode", "index", "serve"],  # --fast
-    "conba/cli/bare_options.py": ["bench speed", "distill", "prune train"],  # bare_model_refused
+    "conba/cli/bare_options.py": MODEL,  # bare_model_options
     "conba/cli/search_files.py": ["search"],  # the --files branch of conba search
     "conba_research/config.py": ["experiment ablation", "experiment fair", "experiment figures"],
     "conba_research/data.py": ["experiment ablation", "experiment fair", "experiment figures"],

@@ -213,3 +213,21 @@ def plug_in_research() -> bool:
     declared = research_entry_points()
     plugins.entry_points = lambda: [*installed(), *declared]
     return True
+
+
+def map_config(folder: str | Path, **keys) -> str:
+    """A mapping configuration file (``conba map --config``) with ``keys`` in ``folder``; returns its path."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"map-config-{len(list(folder.glob('map-config-*.json')))}.json"
+    path.write_text(json.dumps(keys), encoding="utf-8")
+    return str(path)
+
+
+def train_config(folder: str | Path, **keys) -> str:
+    """A training configuration file (``conba train --config``) with ``keys`` (paths as strings) in ``folder``."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "train-config.json"
+    path.write_text(json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in keys.items()}), encoding="utf-8")
+    return str(path)

@@ -84,7 +84,7 @@ def sample_records(records: list, limit: int, seed: int) -> list:
 
 def group_subset(records: list, limit: int, seed: int) -> list:
     """Whole groups, seeded, until about ``limit`` records (MAP@R needs every clone of a group);
-    the same subset as ``conba train --dev-limit`` picks."""
+    the same subset as the ``dev_limit`` of ``conba train`` picks."""
     from conba.data import subset_groups
 
     return list(subset_groups(records, limit, seed))

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import click
 
-from conba.cli.bare_options import bare_model_refused
+from conba.cli.bare_options import name_only_pointers
 from conba.cli.common import friendly_errors, resolve_model_name
 from conba.cli.formats import REPORT, format_option
+from conba.cli.moved import PointerCommand
 from conba.cli.options import (
     batch_size_option,
     json_out_option,
@@ -44,7 +45,7 @@ def bench() -> None:
     """
 
 
-@bench.command("speed")
+@bench.command("speed", cls=PointerCommand, moved_options=name_only_pointers("bench speed"))
 @click.option("-d", "--data", default="", show_default=False,
               type=InputPath(dir_okay=False), metavar="FILE",
               help="Grouped JSONL file: the timed snippets are drawn from it (and MAP@R is computed on it). "
@@ -57,7 +58,6 @@ def bench() -> None:
                    "131,072 on a GPU; 0: none).")
 @placement_options(help="Where every variant runs (sentence-transformers too, in the same --dtype)")
 @model_option
-@bare_model_refused
 @click.option("--sdtp", default="", metavar="DIR",
               help="Pruned model folder (conba prune train) of the same model; default: the model's own "
                    "pruner, or the shipped 'default-sdtp' one for the default model.")

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from conba.constants import MODEL_CONFIG_NAME, SHIPPED_MODEL_DIRS
 from conba.encoder.backbone import Backbone, BackboneConfig, is_embedded
 from conba.encoder.layers import dense_states, supports_own_loop
 from conba.encoder.sdtp.pruned import embed_pruned, embed_states
@@ -26,10 +27,10 @@ from conba.errors import ConbaError, ConfigError
 from conba.heads import Head, HeadConfig, build_head
 from conba.syntax.view import check_view
 
-CONFIG_NAME = "conba_config.json"
-DEFAULT_MODEL_DIR = Path(__file__).parent.parent / "default_model"
+CONFIG_NAME = MODEL_CONFIG_NAME
+DEFAULT_MODEL_DIR = Path(__file__).parent.parent / SHIPPED_MODEL_DIRS["default"]
 DEFAULT_SDTP_DIR = Path(__file__).parent.parent / "prune" / "default"  # SDTP scorers trained for the default model
-DEFAULT_FAST_DIR = Path(__file__).parent.parent / "default_fast"  # the distilled student (conba distill)
+DEFAULT_FAST_DIR = Path(__file__).parent.parent / SHIPPED_MODEL_DIRS["default-fast"]  # the student (conba distill)
 DEFAULT_BATCH_TOKENS = CPU_BATCH_TOKENS  # padded tokens per encode batch on a CPU (conba.engine.batching)
 FORMAT_VERSION = 1
 
@@ -71,7 +72,7 @@ class ConbaModel(nn.Module):
         if backbone.readout is not None and head.needs_tokens:
             raise ConfigError(f"head {head.config.kind}/{head.config.mode} reads every token state, but the backbone "
                               f"has its own read-out ({backbone.readout.config.describe()}); use a pooled head "
-                              "(none, linear, or conba with --head-mode pooled)")
+                              "(none, linear, or conba with head_mode pooled)")
         self._source_fingerprint: tuple[torch.dtype, str] | None = None  # kept across casts (_apply)
 
     # ------------------------------------------------------------------ construction
