@@ -57,7 +57,7 @@ def _rebuild_killed(folder: Path, model: str, proj: Path, point: str, old: list)
     if point == "encoding":
         env.update(CONBA_INDEX_COMMIT_EVERY="2", CONBA_INDEX_TEST_DELAY="0.3")
     else:
-        env["CONBA_REBUILD_TEST_KILL"] = point
+        env["CONBA_TEST_KILL"] = f"rebuild-{point}"
     cmd = [sys.executable, "-m", "conba.cli.main", "index", str(proj), "--index", str(folder), "--model", model,
            "--rebuild"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
