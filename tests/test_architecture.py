@@ -224,6 +224,8 @@ def test_the_research_suite_and_the_developer_tools_live_in_research():
                  "cli/bench_gpu_cmd.py", "testing.py"):
         assert not (ROOT / gone).exists(), gone
     assert (REPO / "tests" / "helpers" / "__init__.py").is_file()
+    fragments = (ROOT / "model" / "fragments.py").read_text(encoding="utf-8")  # the product keeps the read-out
+    assert "def read_out_windows" in fragments and "def encode_fragments" not in fragments
     assert not list((REPO / "tests").glob("test_experiments_*.py"))  # the lab's tests live with the lab
 
 

@@ -36,5 +36,8 @@ def test_the_wheel_holds_the_product_only(tmp_path):
     assert "conba/default_model/head/head.safetensors" in names
     assert [n for n in names if n.startswith("conba_research/")] == []
     assert sorted(set(DEVELOPER_TOOLS) & set(names)) == []
+    with zipfile.ZipFile(next(tmp_path.glob("conba-*.whl"))) as archive:
+        fragments = archive.read("conba/model/fragments.py").decode()
+    assert "def encode_fragments" not in fragments  # the research reference of the read-out stays in research/
     tops = {n.split("/")[0] for n in names}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"conba"}

@@ -9,7 +9,7 @@ import torch
 from conba.errors import ConfigError
 from conba.heads.fragments import READERS, FragmentConfig, build_fragment_head, load_fragment_head, save_fragment_head
 from conba.model import load_model
-from conba.model.fragments import Fragments, encode_fragments
+from conba_research.fragment_encode import Fragments, encode_fragments
 
 D = 8
 
@@ -132,7 +132,7 @@ def test_pack_keeps_source_order():
 
 
 def test_encode_read_out_keeps_short_snippets_and_reads_long_ones(tiny_model):
-    from conba.model.fragments import encode_read_out
+    from conba_research.fragment_encode import encode_read_out
 
     m = load_model(tiny_model)
     long = "def f(a, b):\n" + "    a = a + b * 2 - 1\n" * 40 + "    return a\n"

@@ -79,7 +79,7 @@ def load_fragment_set(model, path: str | Path, max_fragments: int = 8, seed: int
 
     Missing chunks are encoded and stored (resumable); ``limit`` stops after the chunk that reaches
     that many snippets (a random subset of whole groups, but for the last group, which is cut)."""
-    from conba.model.fragments import encode_fragments
+    from conba_research.fragment_encode import encode_fragments
 
     records = group_order(load_records(path, on_unknown="ignore"), seed, long_first)
     name = Path(path).stem + ("-long-first" if long_first else "")
@@ -105,7 +105,7 @@ def load_fragment_set(model, path: str | Path, max_fragments: int = 8, seed: int
 def load_truncated(model, records: list[CodeRecord], long: np.ndarray, name: str, seed: int = 0) -> np.ndarray:
     """Today's default read-out of the ``long`` records (n,) bool: the first 512 tokens only
     (``max_chunks`` 1), shape (long.sum(), d) in record order, cached like the fragments."""
-    from conba.model.fragments import encode_fragments
+    from conba_research.fragment_encode import encode_fragments
 
     chosen = [r for r, keep in zip(records, long) if keep]
     cache = fragment_cache(model, chosen, f"{name}-truncated", 1, seed)

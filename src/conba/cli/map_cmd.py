@@ -110,6 +110,7 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
     if since is not None:  # fail before indexing: SOURCE in a git working tree, REV one of its revisions
         from conba.mapping.git_changes import repo_root, resolve_revision
 
+        assert source is not None  # checked above: --since needs SOURCE
         resolve_revision(repo_root(source), since)
     folder = resolve_index_dir(index_dir)
     check_output_file(output, folder, "map.html")
@@ -123,6 +124,7 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
         place_index_model(idx, device, dtype)
         report = None
         if source is not None:
+            assert target is not None  # both or neither (checked above)
             report = idx.add([source, target], show_progress=show_progress(progress))
             if (upgraded := getattr(idx, "upgrade_report", None)) is not None:  # conba.index.upgrade
                 click.echo(upgraded.line(), err=True)
@@ -140,6 +142,7 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
         if since is not None:
             from conba.mapping.drift import map_drift
 
+            assert source is not None  # checked above: --since needs SOURCE
             drift = map_drift(port, source, since, idx, target_since)
     evaluation = [evaluate(port, groups_file)] if groups_file is not None else []
     try:

@@ -228,7 +228,7 @@ class Trainer:
         if cfg.hard_negatives:
             vecs = train_states.pooled() if train_states is not None else self.model.encode(
                 [r.code for r in self.train_records])
-            neighbours = nearest_groups(vecs, [r.group for r in self.train_records])
+            neighbours = nearest_groups(np.asarray(vecs), [r.group for r in self.train_records])
         sampler = GroupBatchSampler([r.group for r in self.train_records],
                                     [r.language for r in self.train_records],
                                     cfg.groups_per_batch, cfg.per_group, cfg.seed, neighbours,
