@@ -30,7 +30,7 @@ def wheel_files(tmp_path: Path) -> list[str]:
 
 @pytest.mark.slow
 def test_the_wheel_holds_the_product_only(tmp_path):
-    pytest.importorskip("wheel")
+    pytest.importorskip("setuptools")  # builds without isolation (setuptools >= 70.1 writes wheels itself)
     names = wheel_files(tmp_path)
     assert "conba/cli/main.py" in names and "conba/bench/speed.py" in names  # the product, bench speed included
     assert "conba/default_model/head/head.safetensors" in names
