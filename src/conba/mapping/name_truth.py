@@ -1,5 +1,5 @@
 """The name-key truth of a name-keeping port: which source functions are unported, and how right the map's
-*missing* list is against it (:mod:`conba.mapping.evaluate` has the rest of the measuring).
+*missing* list is against it (the research suite's ``conba_research.map_evaluate`` has the rest of the measuring).
 
 This module is the one definition of the **name key** the truth uses (the issue: "a source function is
 unported when no target function has its name key"); the map's name anchors use the same folded keys.
