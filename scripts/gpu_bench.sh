@@ -42,10 +42,12 @@ if ! "$PY" -c "import click, pathspec, filelock, tree_sitter, tree_sitter_python
     echo "warning: conba's dependencies are missing and $HERE/wheels is not here (scripts/gpu_bench.sh prepare)" >&2
   fi
 fi
-export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$PWD/src:$PWD/research/src${PYTHONPATH:+:$PYTHONPATH}"  # conba and its research suite
 WORK=${GPU_BENCH_WORK:-$HERE/work}  # the tree, indexes and stand-in model stay here
 case " $* " in *" --device "*) dev=() ;; *) dev=(--device cuda) ;; esac
-"$PY" -m conba.cli.main bench gpu "${dev[@]}" -o "$WORK" --tokenizer "$HERE/minilm-tokenizer" "$@"
+# `conba bench gpu` is the research suite's (an entry point once installed); uninstalled here, run it directly
+"$PY" -c 'import sys; from conba_research.bench.gpu_cmd import gpu; gpu(sys.argv[1:], prog_name="conba bench gpu")' \
+  "${dev[@]}" -o "$WORK" --tokenizer "$HERE/minilm-tokenizer" "$@"
 if [ -n "${OUT:-}" ]; then  # a folder for the results: only the two result files
   cp "$WORK/gpu_bench.json" "$WORK/gpu_bench.md" "$OUT/"
 fi

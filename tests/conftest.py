@@ -1,54 +1,5 @@
+"""The product's tests: the shared fixtures (tests/helpers/fixtures.py)."""
+
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-import pytest
-
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _private_cache(tmp_path_factory):
-    """Tests never read or fill the user's cache (~/.cache/conba): feature caches, ONNX exports."""
-    old = os.environ.get("CONBA_CACHE")
-    os.environ["CONBA_CACHE"] = str(tmp_path_factory.mktemp("conba-cache"))
-    yield
-    if old is None:
-        os.environ.pop("CONBA_CACHE", None)
-    else:
-        os.environ["CONBA_CACHE"] = old
-
-
-@pytest.fixture(scope="session")
-def tiny_backbone(tmp_path_factory) -> Path:
-    from conba.testing import make_tiny_backbone
-
-    return make_tiny_backbone(tmp_path_factory.mktemp("tiny-bert"))
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tiny_backbone, tmp_path_factory) -> str:
-    """A saved conba model folder (tiny backbone, default head, 64-token cap); one per test module."""
-    from conba.model import ConbaModel
-
-    return str(ConbaModel.create(str(tiny_backbone), max_length=64).save(tmp_path_factory.mktemp("m")))
-
-
-@pytest.fixture()
-def tiny_data(tmp_path) -> tuple[Path, Path]:
-    from conba.testing import make_tiny_dataset
-
-    return make_tiny_dataset(tmp_path / "train.jsonl", copies=3), make_tiny_dataset(tmp_path / "dev.jsonl")
-
-
-@pytest.fixture()
-def data_dir(tmp_path) -> Path:
-    """A folder with tiny grouped tiny_train.jsonl / tiny_dev.jsonl (the experiment commands' --data)."""
-    from conba.testing import make_tiny_dataset
-
-    d = tmp_path / "data"
-    d.mkdir()
-    make_tiny_dataset(d / "tiny_train.jsonl", copies=2)
-    make_tiny_dataset(d / "tiny_dev.jsonl")
-    return d
+from helpers.fixtures import _private_cache, data_dir, tiny_backbone, tiny_data, tiny_model  # noqa: F401

@@ -12,13 +12,15 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+REPO = Path(__file__).resolve().parents[1]
+SRC = REPO / "src"
 ROOT = SRC / "conba"
+RESEARCH = REPO / "research" / "src" / "conba_research"  # the research suite: its own distribution (research/)
 MAX_LINES = 400
 
 # Lower layers never import higher ones; a package may import its own layer (without a cycle).
 LAYERS: list[set[str]] = [
-    {"errors", "utils", "settings", "text"},
+    {"errors", "utils", "settings", "text", "constants"},
     # lexical: identifier-word TF-IDF vectors, the fused score; source: walking, filters, unit extraction,
     # plain records; augment: perturbations of code (data augmentation, conba experiment augment-data)
     {"data", "syntax", "lexical", "source", "augment"},
@@ -27,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"model", "merge"},
     {"prune", "index", "clones", "train", "eval", "pretrain", "bench"},  # index -> clones
     {"mapping"},                   # conba map: port coverage of one tree in another, over an index
-    {"cli", "serve", "client", "testing"},
+    {"cli", "serve", "client"},
 ]
 
 
@@ -179,8 +181,8 @@ def test_layers_only_import_downwards():
 
 
 def test_the_runtime_never_imports_the_research_suite():
-    """conba_research (`conba experiment`, matplotlib figures) builds on conba, never the other way; the
-    CLI names it only as a string, listed when it is installed."""
+    """conba_research (`conba experiment`, the developer benchmarks, matplotlib figures) builds on conba, never
+    the other way; conba's CLI lists its commands through entry points (conba.cli.plugins) when installed."""
     found = [f"{path.relative_to(SRC)}:{line}" for path in sorted(ROOT.rglob("*.py"))
              for module, line in _imports(path.read_text(encoding="utf-8"), list(path.relative_to(SRC).parts[:-1]))
              if module.split(".")[0] == "conba_research"]
@@ -201,7 +203,52 @@ def test_matplotlib_is_only_imported_lazily_by_the_runtime():
 
 
 def test_no_source_file_over_400_lines():
-    long = [f"{p.relative_to(SRC.parent)}: {n} lines" for p in sorted([*ROOT.rglob("*.py"),
-                                                                       *(SRC / "conba_research").rglob("*.py")])
+    long = [f"{p.relative_to(REPO)}: {n} lines" for p in sorted([*ROOT.rglob("*.py"), *RESEARCH.rglob("*.py")])
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES]
     assert not long, f"files over {MAX_LINES} lines (split them):\n" + "\n".join(long)
+
+
+# What the product's bench package holds: `conba bench speed` and what it runs; the developer benchmarks are
+# the research suite's (research/src/conba_research/bench).
+PRODUCT_BENCH = {"__init__.py", "speed.py", "variants.py", "report.py", "probes.py"}
+
+
+def test_the_research_suite_and_the_developer_tools_live_in_research():
+    """src/ holds the product only (the wheel of pyproject.toml); the research suite is the distribution of
+    research/pyproject.toml, its tests in research/tests; test helpers live in tests/helpers."""
+    assert sorted(p.name for p in SRC.iterdir() if not p.name.startswith(".") and not p.name.endswith(".egg-info")) \
+        == ["conba"]
+    assert (RESEARCH / "__init__.py").is_file() and (REPO / "research" / "pyproject.toml").is_file()
+    assert sorted(p.name for p in (ROOT / "bench").glob("*.py")) == sorted(PRODUCT_BENCH)
+    for gone in ("serve/load_test.py", "mapping/evaluate.py", "cli/passthrough.py", "cli/bench_tools_cmd.py",
+                 "cli/bench_gpu_cmd.py", "testing.py"):
+        assert not (ROOT / gone).exists(), gone
+    assert (REPO / "tests" / "helpers" / "__init__.py").is_file()
+    fragments = (ROOT / "model" / "fragments.py").read_text(encoding="utf-8")  # the product keeps the read-out
+    assert "def read_out_windows" in fragments and "def encode_fragments" not in fragments
+    assert not list((REPO / "tests").glob("test_experiments_*.py"))  # the lab's tests live with the lab
+
+
+def test_shared_choices_are_defined_once_in_conba_constants():
+    """The torch-free tuples of conba.constants (poolings, heads, engines, devices, precisions, views) and its
+    file names are never copied as literals elsewhere in the product (a copy drifts: --pooling once offered 5
+    of the 6 read-outs)."""
+    import conba.constants as constants
+
+    shared = {value: name for name, value in vars(constants).items()
+              if name.isupper() and isinstance(value, tuple | str) and (isinstance(value, tuple) or value.endswith(
+                  ".json"))}
+    copies = []
+    for path in sorted(ROOT.rglob("*.py")):
+        if path.name == "constants.py" and path.parent == ROOT:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Tuple | ast.Constant):
+                try:
+                    value = ast.literal_eval(node)
+                    hit = isinstance(value, tuple | str) and len(value) > 1 and value in shared
+                except (ValueError, TypeError):  # not a literal, or a tuple holding a list
+                    continue
+                if hit:
+                    copies.append(f"{path.relative_to(SRC)}:{node.lineno}: a copy of conba.constants.{shared[value]}")
+    assert not copies, "\n".join(copies)

@@ -19,10 +19,8 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 # "no pad id means 0". Only the adapter (conba/encoder/adapter*.py) may use them, and these files, each for a reason:
 BERT_INTERNALS = re.compile(r"\.encoder\.layer\b|token_type_ids|num_hidden_layers|max_position_embeddings"
                             r"|(?<!adapter)\.embeddings\(|pad_token_id or 0")
-ALLOWED = {
-    "conba/testing.py": "builds the tiny BERT the tests use (BertConfig's own argument names)",
+ALLOWED = {  # (the test helpers' tiny BERT and the GPU benchmark's stand-in live outside src/ now)
     "conba/pretrain/rtd.py": "the RTD generator is a small BertModel of its own (its config and its layer list)",
-    "conba/bench/gpu_tree.py": "builds a BERT of MiniLM's shape for the GPU benchmark (BertConfig's argument names)",
 }
 
 

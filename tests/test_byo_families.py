@@ -138,7 +138,7 @@ def test_save_load_bit_exact_and_two_training_steps(folders, name, tiny_data, tm
 
 
 def _tree(root: Path) -> tuple[Path, Path]:
-    from conba.testing import write_tree
+    from helpers import write_tree
 
     py = ("def add(a, b):\n    total = a + b\n    return total\n\n\n"
           "def biggest(xs):\n    best = xs[0]\n    for x in xs:\n        if x > best:\n            best = x\n"

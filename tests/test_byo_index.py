@@ -59,7 +59,7 @@ def bare(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory) -> tuple[Path, Path]:
-    from conba.testing import write_tree
+    from helpers import write_tree
 
     root = tmp_path_factory.mktemp("tree")
     return write_tree(root / "src", {"m.py": PY}), write_tree(root / "tgt", {"M.java": JAVA})
@@ -138,12 +138,16 @@ def test_serve_loads_the_index_model_with_its_options(bare, tree, tmp_path):
 
 
 @pytest.mark.parametrize("command", [["distill", "-o", "out"], ["prune", "train", "-o", "out"], ["bench", "speed"]])
-def test_commands_that_record_only_a_name_refuse_the_bare_flags(bare, command, tmp_path):
+def test_commands_that_record_only_a_name_point_away_from_the_bare_flags(bare, command, tmp_path):
+    """They are not options of these commands (not in --help); given, they say in one line what to do."""
+    name = " ".join(command[:2] if command[0] != "distill" else command[:1])
+    assert "--pooling" not in run(*command[:2 if command[0] != "distill" else 1], "--help").output
     line = error_line(run(*command, "-m", str(bare), "--pooling", "cls", ok=False))
-    assert "takes no --pooling" in line and f"conba.load_model('{bare}', pooling='cls').save('DIR')" in line
-    assert "-m DIR" in line
+    assert f"--pooling is not taken by `conba {name}`, which records only the model's name" in line
+    assert "conba.load_model('NAME', pooling='P').save('DIR')" in line and "-m DIR" in line
     line = error_line(run(*command, "-m", str(bare), "--trust-remote-code", ok=False))
-    assert "takes no --trust-remote-code" in line and "cannot run a model that needs its own code" in line
+    assert f"--trust-remote-code is not taken by `conba {name}`" in line
+    assert "cannot run a model that needs its own code" in line
 
 
 def test_ray_actors_load_the_model_with_the_recorded_options(bare, tmp_path, monkeypatch):

@@ -75,7 +75,7 @@ def test_device_and_dtype_are_the_shared_options():
 
 
 def _tree(tmp_path):
-    from conba.testing import TASKS, write_tree
+    from helpers import TASKS, write_tree
 
     files = {f"src/{task}.py": code["python"] for task, code in TASKS.items()}
     files.update({f"src/{task.capitalize()}.java": f"class {task.capitalize()} {{\n{code['java']}}}\n"

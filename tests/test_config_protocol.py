@@ -15,10 +15,8 @@ from conba.pretrain.config import PretrainConfig
 from conba.prune.train_config import PruneTrainConfig
 from conba.train.config import TrainConfig
 from conba.utils.config_keys import JsonConfig
-from conba_research.config import ExperimentConfig
 
-CONFIGS = [BackboneConfig, HeadConfig, PruneConfig, TrainConfig, ExperimentConfig, PretrainConfig, PruneTrainConfig,
-           ModelConfig]
+CONFIGS = [BackboneConfig, HeadConfig, PruneConfig, TrainConfig, PretrainConfig, PruneTrainConfig, ModelConfig]
 
 
 @pytest.mark.parametrize("cls", CONFIGS)

@@ -14,9 +14,9 @@ from conba.cli.main import cli
 from conba.encoder.backbone import BackboneConfig, keep_layers
 from conba.errors import ConfigError
 from conba.model import ConbaModel, load_model
-from conba.testing import run_distill
 from conba.train.distill import DistillConfig, distill_loss, make_student
 from conba.train.distill_data import collect_snippets, length_batches, real_code_snippets
+from helpers import run_distill
 
 CODES = ["def add(a, b):\n    return a + b\n", "int add(int a, int b) { return a + b; }"]
 
@@ -24,7 +24,7 @@ CODES = ["def add(a, b):\n    return a + b\n", "int add(int a, int b) { return a
 @pytest.fixture(scope="module")
 def teacher(tiny_backbone, tmp_path_factory) -> str:
     """A saved 3-layer tiny teacher (head none, view code)."""
-    from conba.testing import make_tiny_backbone
+    from helpers import make_tiny_backbone
 
     bb = make_tiny_backbone(tmp_path_factory.mktemp("bb3"), layers=3)
     return str(ConbaModel.create(str(bb), max_length=64, view="code").save(tmp_path_factory.mktemp("t")))

@@ -12,11 +12,13 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 NAME = re.compile(r"CONBA_[A-Z][A-Z0-9_]*")
-TEST_HOOKS = {"CONBA_INDEX_TEST_DELAY",  # sleeps after each index commit, for the crash tests
-              "CONBA_ANN_TEST_KILL",  # kills an IVF update at a named step (tests/test_index_ivf_kill.py)
-              "CONBA_REBUILD_TEST_KILL"}  # kills `conba index --rebuild` at a named step (test_index_rebuild_swap.py)
+# the crash tests' hooks, all read by conba.utils.fault_injection (and nowhere else)
+TEST_HOOKS = {"CONBA_INDEX_TEST_DELAY",  # sleeps after each index commit
+              "CONBA_TEST_KILL"}  # SIGKILLs the process at a named point (IVF update, index --rebuild)
 
 
 def env_names(text: str) -> set[str]:
@@ -53,3 +55,16 @@ def test_the_guide_names_every_environment_variable():
 def test_test_hooks_are_still_read_and_named_as_tests():
     assert TEST_HOOKS <= set(package_env_names()), "a test hook in TEST_HOOKS is no longer read: drop it"
     assert all("TEST" in name for name in TEST_HOOKS)
+
+
+def test_the_test_hooks_are_read_in_one_module():
+    """Every fault-injection hook is read by conba.utils.fault_injection only (one kill mechanism)."""
+    readers = {}
+    for path in sorted((ROOT / "src" / "conba").rglob("*.py")):
+        for name in env_names(path.read_text(encoding="utf-8")) & TEST_HOOKS:
+            readers.setdefault(name, set()).add(path.relative_to(ROOT / "src").as_posix())
+    assert readers == {name: {"conba/utils/fault_injection.py"} for name in TEST_HOOKS}
+    from conba.utils.fault_injection import kill_point
+
+    with pytest.raises(ValueError, match="unknown kill point 'nowhere'"):
+        kill_point("nowhere")

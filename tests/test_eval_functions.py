@@ -14,7 +14,7 @@ from conba.data.records import DataError
 from conba.eval.repo import evaluate_repo
 from conba.eval.repo_functions import blind_name, is_function_groups, load_function_groups, name_key
 from conba.source.records import Unit
-from conba.testing import write_tree
+from helpers import write_tree
 
 # Two projects. In "lib" the Python and JavaScript functions are ports of each other (same names,
 # same keyword in the body); "app" holds one grouped pair and an ungrouped distractor.

@@ -13,8 +13,8 @@ from conba.encoder.backbone import BackboneConfig
 from conba.encoder.ffn import ffn_importance, ffn_size, narrow_ffn
 from conba.errors import ConfigError
 from conba.model import ConbaModel, ModelError, load_model
-from conba.testing import run_distill
 from conba.train.distill import DistillConfig, make_student
+from helpers import run_distill
 
 CODES = ["def add(a, b):\n    return a + b\n", "int add(int a, int b) { return a + b; }",
          "function biggest(xs) { return max(xs); }", "print ( x )"]

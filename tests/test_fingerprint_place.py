@@ -7,7 +7,7 @@ import os
 import shutil
 
 from conba.model import load_model
-from conba.testing import make_tiny_backbone
+from helpers import make_tiny_backbone
 
 
 def test_a_moved_or_relative_bare_folder_keeps_its_fingerprint(tiny_backbone, tmp_path, monkeypatch):

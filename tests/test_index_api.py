@@ -20,7 +20,7 @@ from conba.index import (
     compare,
     compare_files,
 )
-from conba.testing import write_tree
+from helpers import write_tree
 
 CODE = {
     "py/math.py": "def gcd(a, b):\n    while b:\n        a, b = b, a % b\n    return a\n\n"
@@ -78,7 +78,7 @@ def test_incremental_reuses_hashes_and_removes_deleted_files(project, tmp_path, 
 
 def test_new_model_is_refused_with_hint(project, tmp_path, tiny_model):
     from conba.model import ConbaModel
-    from conba.testing import make_tiny_backbone
+    from helpers import make_tiny_backbone
 
     with Index(tmp_path / "idx", model=tiny_model) as idx:
         idx.add([project])

@@ -10,7 +10,7 @@ import pytest
 
 from conba.errors import ConfigError
 from conba.index import CorruptIndexError, Index, ann_ivf, ann_update
-from conba.testing import write_tree
+from helpers import write_tree
 
 faiss = pytest.importorskip("faiss")
 

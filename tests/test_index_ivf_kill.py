@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conba.index import IncompleteIndexError, Index
-from conba.testing import write_tree
+from helpers import write_tree
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 RUN = ("import sys; from conba.index import Index\n"
@@ -28,7 +28,7 @@ def _tree(root: Path, versions: dict[int, int]) -> None:
 
 def _index(folder: Path, model: str, proj: Path, kill: str) -> int:
     """Index ``proj`` in a subprocess that SIGKILLs itself at the point ``kill``; its exit code."""
-    env = dict(os.environ, PYTHONPATH=str(SRC), TOKENIZERS_PARALLELISM="false", CONBA_ANN_TEST_KILL=kill)
+    env = dict(os.environ, PYTHONPATH=str(SRC), TOKENIZERS_PARALLELISM="false", CONBA_TEST_KILL=kill)
     proc = subprocess.run([sys.executable, "-c", RUN, str(folder), model, str(proj)], env=env,
                           capture_output=True, text=True, timeout=300)
     return proc.returncode
@@ -62,18 +62,18 @@ def _results(folder: Path) -> list:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
-@pytest.mark.parametrize("point", ["appended", "ivf-written", "written", "cleanup", "build-rows"])
+@pytest.mark.parametrize("point", ["ivf-appended", "ivf-written", "ivf-files-written", "ivf-cleanup", "ivf-build-rows"])
 def test_kill_mid_update_then_resume_matches_a_clean_build(tmp_path, tiny_model, clean, point):
     proj = tmp_path / "proj"
     _tree(proj, {f: 0 for f in range(8)})  # 96 functions
     folder = tmp_path / "idx"
-    if point != "build-rows":  # the others kill an update of a built index; build-rows kills the first build
+    if point != "ivf-build-rows":  # the others kill an update of a built index; build-rows kills the first build
         _add(folder, tiny_model, proj)
         _tree(proj, {1: 1, 2: 1})  # 24 changed functions
         (proj / "pkg" / "m7.py").unlink()  # 12 removed
     before = {p.name: p.read_bytes() for p in (folder / "ann").iterdir()} if folder.exists() else {}
     assert _index(folder, tiny_model, proj, kill=point) == -signal.SIGKILL
-    if point == "cleanup":  # killed after the new manifest was committed: readable, old files still there
+    if point == "ivf-cleanup":  # killed after the new manifest was committed: readable, old files still there
         assert Index(folder).manifest()["ann"]["generation"] == 1
     else:
         with Index(folder) as idx, pytest.raises(IncompleteIndexError, match="interrupted"):
@@ -81,10 +81,10 @@ def test_kill_mid_update_then_resume_matches_a_clean_build(tmp_path, tiny_model,
         for name, data in before.items():  # the last good generation is whole (rows: its prefix)
             assert (folder / "ann" / name).read_bytes()[:len(data)] == data
     _add(folder, tiny_model, proj)  # the re-run
-    assert _results(folder) == clean["first" if point == "build-rows" else "update"]
+    assert _results(folder) == clean["first" if point == "ivf-build-rows" else "update"]
     manifest = Index(folder).manifest()
-    assert manifest["count"] == (84 if point != "build-rows" else 96)
-    assert manifest["ann_run"]["mode"] == ("build" if point == "build-rows" else "update")
+    assert manifest["count"] == (84 if point != "ivf-build-rows" else 96)
+    assert manifest["ann_run"]["mode"] == ("build" if point == "ivf-build-rows" else "update")
     kept = sorted(p.name for p in (folder / "ann").iterdir())
     g, b = manifest["ann"]["generation"], manifest["ann"]["base"]
     assert kept == sorted([f"ids-{g}.npy", f"ivf-{g}.faiss", f"rows-{b}.f16"])

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from conba.cli.main import cli
-from conba.testing import kill_conba_when, sql_count
+from helpers import kill_conba_when, sql_count
 
 N_FUNCS = 30
 

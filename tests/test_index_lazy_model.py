@@ -105,7 +105,7 @@ def test_conba_map_on_an_up_to_date_index_loads_no_model(project, tmp_path, tiny
     other = tmp_path / "port"
     other.mkdir()
     (other / "b.py").write_text("def plus(x, y):\n    z = x + y\n    return z\n")
-    args = ["map", str(project), str(other), "-i", str(tmp_path / "idx"), "--no-align"]
+    args = ["map", str(project), str(other), "-i", str(tmp_path / "idx")]
     first = CliRunner().invoke(cli, args + ["-m", tiny_model])  # builds the index
     assert first.exit_code == 0, first.output
     assert CliRunner().invoke(cli, args).exit_code == 0  # its own model: checked once, stamp recorded

@@ -12,7 +12,7 @@ import conba
 from conba.cli.main import cli
 from conba.index import CorruptIndexError, Index
 from conba.index.lexical_file import read_rows
-from conba.testing import write_tree
+from helpers import write_tree
 
 CODE = {
     "py/diff.py": "def diff_main(text1, text2):\n    common = diff_common_prefix(text1, text2)\n"

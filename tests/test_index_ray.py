@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("ray.data", reason="Ray Data is not installed: pip install 'conba[ray]'")
 pytest.importorskip("pyarrow", reason="Ray Data needs pyarrow: pip install 'conba[ray]'")
 
-from conba.testing import kill_conba_when, sql_count  # noqa: E402
+from helpers import kill_conba_when, sql_count  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "polyglot"

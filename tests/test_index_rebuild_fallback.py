@@ -16,8 +16,8 @@ import pytest
 from conba.index import Index, IndexBusyError
 from conba.index import rebuild as swap
 from conba.index.lock import IndexLock
-from conba.testing import write_tree
 from conba.utils.io import sibling
+from helpers import write_tree
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 PROBES = ["def g(x):\n    return x * 5 - 3\n", "def f1_3(x):\n    return x * 1103 - 3\n"]

@@ -17,7 +17,7 @@ import pytest
 
 from conba.index import Index
 from conba.index.rebuild import MARK, work_dir
-from conba.testing import write_tree
+from helpers import write_tree
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 PROBES = ["def g(x):\n    return x * 5 - 3\n", "def f2_3(x):\n    return x * 1203 - 3\n"]
@@ -57,7 +57,7 @@ def _rebuild_killed(folder: Path, model: str, proj: Path, point: str, old: list)
     if point == "encoding":
         env.update(CONBA_INDEX_COMMIT_EVERY="2", CONBA_INDEX_TEST_DELAY="0.3")
     else:
-        env["CONBA_REBUILD_TEST_KILL"] = point
+        env["CONBA_TEST_KILL"] = f"rebuild-{point}"
     cmd = [sys.executable, "-m", "conba.cli.main", "index", str(proj), "--index", str(folder), "--model", model,
            "--rebuild"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -8,7 +8,7 @@ import pytest
 
 from conba.index import CodeIndexError, Index
 from conba.index.shards import ShardedIndex
-from conba.testing import write_tree
+from helpers import write_tree
 
 
 def _tree(root, version: int = 0):

@@ -12,7 +12,7 @@ import pytest
 from conba.index import CodeIndexError, Index
 from conba.index.shards import ShardedIndex
 from conba.model.core import ConbaModel
-from conba.testing import write_tree
+from helpers import write_tree
 
 PROBES = ["def q(x):\n    return x * 12 + len('web')\n", "def main():\n    return 1\n"]
 

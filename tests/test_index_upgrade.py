@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from conba.cli.main import cli
 from conba.index import Index, ModelMismatchError
 from conba.index.errors import ModelUpgradeError
-from conba.testing import kill_conba_when, sql_count, write_tree
+from helpers import kill_conba_when, sql_count, write_tree
 
 MAX_LENGTH = 32  # tokens per window: the tiny tokenizer's 30 content tokens
 QUERIES = ["def add(a, b):\n    return a + b\n", "def walk(xs):\n    y = xs[0] * 3 + 1\n    return y\n"]

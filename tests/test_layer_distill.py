@@ -13,7 +13,6 @@ import torch
 from conba.errors import ConfigError
 from conba.heads import HeadConfig
 from conba.model import ConbaModel, load_model
-from conba.testing import run_distill
 from conba.train.distill import DistillConfig, make_student
 from conba.train.layer_distill import (
     attention_relations,
@@ -22,13 +21,14 @@ from conba.train.layer_distill import (
     layer_trace,
     relation_kl,
 )
+from helpers import run_distill
 
 CODES = ["def add(a, b):\n    return a + b\n", "int add(int a, int b) { return a + b; }"]
 
 
 @pytest.fixture(scope="module")
 def teacher(tmp_path_factory) -> ConbaModel:
-    from conba.testing import make_tiny_backbone
+    from helpers import make_tiny_backbone
 
     bb = make_tiny_backbone(tmp_path_factory.mktemp("bb3"), layers=3)
     model = ConbaModel.create(str(bb), max_length=64, view="code")

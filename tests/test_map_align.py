@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from conba.cli.main import cli
 from conba.mapping.align import align_code, comment_lines, line_terms, monotone_pairs, side_by_side, unit_text
 from conba.source.records import Unit
+from helpers import map_config
 
 DATA = Path(__file__).resolve().parent / "data" / "map_align_pairs.jsonl"
 
@@ -134,7 +135,7 @@ def test_map_lists_aligned_lines_and_nearest_targets(tiny_model, tmp_path):
                                 "    w = w ^ 3;\n    return w % 11;\n  }\n}\n")
     (tgt / "s.py").write_text(PYTHON + "\n\ndef other(a, b):\n    c = a + b\n    return c * 2\n")
     out = run("map", str(src), str(tgt), "-i", str(tmp_path / "idx"), "-m", tiny_model, "-t", "0.98",
-              "--relax", "0", "--contrast", "0")
+              "--config", map_config(tmp_path, relax=0, contrast=0))
     assert out.exit_code == 0, out.output
     rows = {r["source"]["name"]: r for r in map(json.loads, out.stdout.splitlines()) if r["type"] == "function"}
     matched = [r for r in rows.values() if r["status"] != "missing"]
@@ -151,43 +152,3 @@ def test_map_lists_aligned_lines_and_nearest_targets(tiny_model, tmp_path):
     assert 'class="al ab0 ak0"' in page and ".aligned:has(.ak0:hover) .ak0" in page
 
 
-@pytest.mark.slow  # a real browser, like the other Chromium tests
-def test_hovering_an_aligned_line_outlines_its_counterpart_in_chromium(tiny_model, tmp_path):
-    pytest.importorskip("selenium")
-    from conba_research.browser import serve_page
-
-    paths = serve_page.browser_paths()
-    if paths is None:
-        pytest.skip("no headless browser: apt-get install chromium chromium-driver")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.action_chains import ActionChains
-    from selenium.webdriver.common.by import By
-
-    src, tgt = tmp_path / "src", tmp_path / "tgt"
-    src.mkdir()
-    tgt.mkdir()
-    (src / "S.java").write_text("class S {\n" + JAVA + "}\n")
-    (tgt / "s.py").write_text(PYTHON)
-    html = tmp_path / "map.html"
-    out = run("map", str(src), str(tgt), "-i", str(tmp_path / "idx"), "-m", tiny_model, "-t", "0.5", "-f", "html",
-              "-o", str(html))
-    assert out.exit_code == 0, out.output
-    options = webdriver.ChromeOptions()
-    options.binary_location = paths[0]
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,900"):
-        options.add_argument(arg)
-    browser = webdriver.Chrome(service=Service(paths[1]), options=options)
-    try:
-        browser.get(html.resolve().as_uri())
-        pair = browser.find_element(By.CSS_SELECTOR, ".pair.aligned")
-        halves = pair.find_elements(By.CSS_SELECTOR, ".card")
-        line = next(e for e in halves[0].find_elements(By.CSS_SELECTOR, ".al") if "total += x * x" in e.text)
-        block = next(c for c in line.get_attribute("class").split() if c.startswith("ak"))
-        other = halves[1].find_elements(By.CSS_SELECTOR, f".al.{block}")
-        assert other and any("total += x * x" in e.text for e in other)
-        before = other[0].value_of_css_property("outline-style")
-        ActionChains(browser).move_to_element(line).perform()
-        assert before == "none" and other[0].value_of_css_property("outline-style") == "solid"
-    finally:
-        browser.quit()

@@ -1,5 +1,5 @@
 """`conba map` on tiny trees with the tiny model: every status, the outputs, --min-coverage, bad input,
-the HTML report (escaped, and looked at in headless Chromium), POST /map and conba.Client.map."""
+the HTML report (escaped; research/tests looks at it in headless Chromium), POST /map and conba.Client.map."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from conba.cli.main import cli
+from helpers import map_config
 
 ROOT = Path(__file__).resolve().parents[1]
 ALPHA = "def alpha(xs):\n    total = 0\n    for x in xs:\n        total += x * x\n    return total\n"
@@ -88,10 +89,16 @@ def test_only_plain_csv_and_threshold(trees):
 
 def test_min_coverage_exit_codes(trees):
     src, tgt, index, _ = trees
-    assert run("map", str(src), str(tgt), "-i", index, "-t", T, "--min-coverage", "60").exit_code == 0
-    failed = run("map", str(src), str(tgt), "-i", index, "-t", T, "--min-coverage", "90")
-    assert failed.exit_code == 1 and "coverage 66.7% is below --min-coverage 90%" in failed.output
-    assert run("map", str(src), str(tgt), "-i", index, "--min-coverage", "101").exit_code == 2
+    folder = Path(index).parent / "configs"
+    assert run("map", str(src), str(tgt), "-i", index, "-t", T, "--config", map_config(folder, min_coverage=60)
+               ).exit_code == 0
+    ninety = map_config(folder, min_coverage=90)
+    failed = run("map", str(src), str(tgt), "-i", index, "-t", T, "--config", ninety)
+    assert failed.exit_code == 1 and f"coverage 66.7% is below min_coverage 90% ({ninety})" in failed.output
+    bad = run("map", str(src), str(tgt), "-i", index, "--config", map_config(folder, min_coverage=101))
+    assert bad.exit_code == 1 and "min_coverage must be in [0, 100] or null, got 101" in bad.output
+    moved = run("map", str(src), str(tgt), "-i", index, "--min-coverage", "90")
+    assert moved.exit_code == 2 and "--min-coverage moved to the mapping configuration" in moved.output
 
 
 def test_groups_evaluation_in_the_output(trees, tmp_path):
@@ -145,22 +152,8 @@ def test_html_report_is_escaped(trees, tmp_path):
     assert "66.7%" in page and "threshold 0.999" in page
 
 
-from conba_research.browser import serve_page as page_check  # noqa: E402
 
 
-@pytest.mark.slow  # a real browser: slow tier, like the other Chromium tests
-@pytest.mark.skipif(page_check.browser_paths() is None, reason="no headless browser: apt-get install chromium "
-                                                               "chromium-driver")
-def test_html_report_in_chromium(trees, tmp_path):
-    pytest.importorskip("selenium")
-    from conba_research.browser import map_report as module
-    src, tgt, index, _ = trees
-    out = tmp_path / "map.html"
-    assert run("map", str(src), str(tgt), "-i", index, "-t", T, "-f", "html", "--output", str(out)).exit_code == 0
-    seen = module.look(out, screenshot=tmp_path / "map.png")
-    assert seen["alerts"] == 0 and seen["bars"] == 1 and seen["statuses"] == ["missing", "ambiguous", "matched"]
-    assert seen["pairs"] == 1 and seen["highlighted"] >= 3
-    assert (tmp_path / "map.png").stat().st_size > 10_000
 
 
 def test_serve_map_and_client(tiny_model, tmp_path):

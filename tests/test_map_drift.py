@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from conba.cli.main import cli
 from conba.data.records import DataError
 from conba.mapping.git_changes import function_changes, repo_root, resolve_revision
+from helpers import map_config
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command")
 
@@ -93,10 +94,11 @@ def run(*args: str):
     return CliRunner().invoke(cli, list(args))
 
 
-def drift_map(repo: Path, tiny_model: str, *more: str):
+def drift_map(repo: Path, tiny_model: str, *more: str, **keys):
     # lexical weight 1: the score is the identifier words' TF-IDF cosine, so each function finds its own copy
     return run("map", str(repo / "upstream"), str(repo / "port"), "-i", str(repo.parent / "idx"), "-m", tiny_model,
-               "--lexical-weight", "1", "-t", "0.6", "--since", "v1", *more)
+               "--config", map_config(repo.parent / "configs", lexical_weight=1, **keys), "-t", "0.6", "--since", "v1",
+               *more)
 
 
 EXPECTED = {("changed", "change_me"): "changed upstream, counterpart unchanged since",
@@ -131,8 +133,8 @@ def test_target_not_tracked_and_min_coverage(repo, tiny_model):
     # a target revision the port's repository does not have is an error naming it
     bad = drift_map(repo, tiny_model, "--target-since", "nope")
     assert bad.exit_code != 0 and "--since nope: unknown revision" in bad.output
-    ci = drift_map(repo, tiny_model, "--min-coverage", "100")
-    assert ci.exit_code == 1 and "below --min-coverage 100%" in ci.output
+    ci = drift_map(repo, tiny_model, min_coverage=100)
+    assert ci.exit_code == 1 and "below min_coverage 100%" in ci.output
 
 
 def test_since_needs_a_git_tree_and_a_known_revision(repo, tiny_model, tmp_path):

@@ -12,7 +12,7 @@ from conba.mapping.kinds import constructor_mask, kind_mismatch, sets_fields_onl
 from conba.mapping.name_truth import unported
 from conba.mapping.records import FunctionMatch, PortMap
 from conba.source.records import Unit
-from conba.testing import ScoreStubIndex
+from helpers import ScoreStubIndex, map_config
 
 
 def u(name: str, lang: str, start: int = 1, end: int = 3, uid: int | None = None, file: str = "",
@@ -98,15 +98,16 @@ def test_cli_constructor_penalty(tiny_model, tmp_path):
     tgt.mkdir()
     (src / "p.js").write_text("function Point(x, y) {\n  this.x = x;\n  this.y = y;\n}\n")
     (tgt / "p.py").write_text("def make_point(x, y):\n    p = {}\n    p['x'] = x\n    p['y'] = y\n    return p\n")
-    base = ["map", str(src), str(tgt), "-i", str(tmp_path / "idx"), "-m", tiny_model, "-t", "0", "--relax", "0",
-            "--contrast", "0", "--name-bonus", "0", "--no-align"]
+    base = ["map", str(src), str(tgt), "-i", str(tmp_path / "idx"), "-m", tiny_model, "-t", "0"]
+    keys = {"relax": 0, "contrast": 0, "name_bonus": 0, "align": False}
 
     def status(*extra: str) -> str:
         result = CliRunner().invoke(cli, base + list(extra))
         assert result.exit_code == 0, result.output
         return next(r for r in map(json.loads, result.stdout.splitlines()) if r.get("type") == "function")["status"]
 
-    assert status("--constructor-penalty", "0") == "matched"
-    assert status() == "missing"  # default 1: a constructor that sets fields is no function's port
-    bad = CliRunner().invoke(cli, base + ["--constructor-penalty", "3"])
-    assert bad.exit_code == 2 and "--constructor-penalty" in bad.output
+    assert status("--config", map_config(tmp_path, **keys, constructor_penalty=0)) == "matched"
+    assert status("--config", map_config(tmp_path, **keys)) == "missing"  # default 1: a constructor that sets
+    # fields is no function's port
+    bad = CliRunner().invoke(cli, base + ["--config", map_config(tmp_path, **keys, constructor_penalty=3)])
+    assert bad.exit_code == 1 and "constructor_penalty must be in [0, 2], got 3" in bad.output

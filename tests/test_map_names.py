@@ -8,7 +8,7 @@ import pytest
 from conba.mapping.config import MapConfig
 from conba.mapping.names import anchor_scores, folded_keys, name_anchors
 from conba.source.records import Unit
-from conba.testing import ScoreStubIndex
+from helpers import ScoreStubIndex
 
 
 def u(name: str, lang: str = "c", kind: str = "function") -> Unit:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from conba.data import load_records
-from conba.testing import write_tree
 from conba.train.mining import Miner, MiningError, excluded_by, find_sources, mine_roots, norm_hash
 from conba.train.mining_docs import clean_doc, doc_comment, meaningful_doc, reformat, split_doc
+from helpers import write_tree
 
 PY = '''
 def moving_total(values, window):
@@ -221,24 +221,7 @@ def test_undecodable_file_is_skipped(tmp_path):
     assert stats.skipped == {"not UTF-8": 1} and rows
 
 
-def _script():
-    from conba_research.builders import mine_real_code
-
-    return mine_real_code
 
 
-def test_script_writes_jsonl_and_manifest(tmp_path, capsys):
-    write_tree(tmp_path / "src", {"pkg/a.py": PY, "g/s.go": GO})
-    out = tmp_path / "out" / "mined.jsonl"
-    assert _script().main([f"lib={tmp_path / 'src'}", "-o", str(out)]) == 0
-    manifest = json.loads((out.parent / "manifest.json").read_text())
-    assert manifest["per_language"] == {"go": 1, "python": 1}
-    assert manifest["packages"]["python"] == {"lib/pkg": 1}
-    assert "total" in capsys.readouterr().out
-    assert load_records(out)
 
 
-def test_script_reports_empty_tree(tmp_path, capsys):
-    (tmp_path / "e").mkdir()
-    assert _script().main([str(tmp_path / "e"), "-o", str(tmp_path / "o.jsonl")]) == 2
-    assert "no source files" in capsys.readouterr().err

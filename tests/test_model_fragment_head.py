@@ -14,7 +14,7 @@ from conba.engine.chunks import chunk_ids
 from conba.heads.fragments import FragmentConfig, build_fragment_head
 from conba.model import ConbaModel, load_model
 from conba.model.core import ModelError
-from conba.model.fragments import encode_fragments, read_out_windows
+from conba.model.fragments import read_out_windows
 
 LONG = "def f(a, b):\n" + "    a = a + b * 2 - 1\n" * 60 + "    return a\n"  # several 64-token windows
 SHORT = ["def add(a, b): return a + b", "x = 1"]
@@ -30,19 +30,6 @@ def _with_head(path: str, reader: str = "linear", seed: int = 0) -> ConbaModel:
     return m
 
 
-def test_long_input_goes_through_the_head(tiny_model):
-    m = _with_head(tiny_model)
-    codes = [SHORT[0], LONG, SHORT[1]]
-    got = m.encode(codes, normalize=False)
-    fr = encode_fragments(m, codes, max_fragments=8)
-    assert fr.count.tolist() == [1, int(fr.count[1]), 1] and fr.count[1] > 1
-    with torch.no_grad():
-        want = m.fragment_head(torch.from_numpy(fr.vectors), torch.from_numpy(fr.mask),
-                               torch.from_numpy(fr.weight)).numpy()
-    np.testing.assert_allclose(got, want, atol=1e-5)
-    mean = fr.weighted_mean()[1]
-    assert not np.allclose(got[1], mean, atol=1e-3)  # not the plain mean of the windows
-    assert not np.allclose(got[1], m.encode(LONG, max_chunks=1, normalize=False), atol=1e-3)  # nor truncation
 
 
 def test_short_input_is_bit_identical(tiny_model):

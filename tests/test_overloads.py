@@ -13,7 +13,7 @@ from tests.test_eval_repo import KeywordModel
 from conba.eval.repo import evaluate_repo
 from conba.source.overloads import overload_ids, pool_overloads
 from conba.source.records import Unit
-from conba.testing import write_tree
+from helpers import write_tree
 
 
 def _unit(file: str, name: str) -> Unit:

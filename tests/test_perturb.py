@@ -9,7 +9,7 @@ import pytest
 import conba.augment as P
 from conba.augment import parses_cleanly, perturb
 from conba.augment.syntax import leaves, parse
-from conba.testing import TASKS
+from helpers import TASKS
 
 PY = """import sys
 from math import gcd

@@ -17,7 +17,7 @@ def backbone(tmp_path_factory) -> Path:
     """The tiny BERT with a tokenizer that knows its vocabulary (transformers 4 and 5)."""
     from transformers import BertTokenizerFast
 
-    from conba.testing import VOCAB, make_tiny_backbone
+    from helpers import VOCAB, make_tiny_backbone
 
     folder = make_tiny_backbone(tmp_path_factory.mktemp("bb"))
     tok = BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
@@ -29,7 +29,7 @@ def backbone(tmp_path_factory) -> Path:
 
 @pytest.fixture()
 def data(tmp_path) -> Path:
-    from conba.testing import make_tiny_dataset
+    from helpers import make_tiny_dataset
 
     return make_tiny_dataset(tmp_path / "code.jsonl", copies=3)
 

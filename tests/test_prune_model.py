@@ -20,7 +20,7 @@ CODES = ["def add(a, b):\n    return a + b\n" * 4, "x = 1", "static int add(int 
 
 @pytest.fixture(scope="module")
 def deep_backbone(tmp_path_factory):
-    from conba.testing import make_tiny_backbone
+    from helpers import make_tiny_backbone
 
     return make_tiny_backbone(tmp_path_factory.mktemp("bb4"), layers=4)
 
@@ -220,7 +220,7 @@ def test_soft_pass_gradient_reaches_every_scorer(model):
 @pytest.mark.slow
 def test_prune_train_cli_end_to_end(deep_backbone, tmp_path):
     from conba.cli.main import cli
-    from conba.testing import make_tiny_dataset
+    from helpers import make_tiny_dataset
 
     data = make_tiny_dataset(tmp_path / "train.jsonl", copies=3)
     out = tmp_path / "pruned"
@@ -242,7 +242,7 @@ def test_prune_train_cli_end_to_end(deep_backbone, tmp_path):
 def test_without_a_bar_each_checkpoint_logs_a_line(deep_backbone, tmp_path):
     from conba.prune.train import train_pruner
     from conba.prune.train_config import PruneTrainConfig
-    from conba.testing import make_tiny_dataset
+    from helpers import make_tiny_dataset
 
     data = make_tiny_dataset(tmp_path / "train.jsonl", copies=3)
     cfg = PruneTrainConfig(model=str(deep_backbone), out=str(tmp_path / "a"), train=[str(data)], layers=[1, 3],
@@ -262,7 +262,7 @@ def test_without_a_bar_each_checkpoint_logs_a_line(deep_backbone, tmp_path):
                                        (["-n", "2"], "limit")])
 def test_prune_train_cli_bad_input(deep_backbone, tmp_path, extra, msg):
     from conba.cli.main import cli
-    from conba.testing import make_tiny_dataset
+    from helpers import make_tiny_dataset
 
     data = make_tiny_dataset(tmp_path / "train.jsonl", copies=3)
     args = ["prune", "train", "-m", str(deep_backbone), "-o", str(tmp_path / "o"), "-d", str(data), "-n", "16",
@@ -287,7 +287,7 @@ def test_other_model_types_fall_back_or_refuse(model, monkeypatch):
 @pytest.mark.slow
 def test_prune_train_reuses_saliency_for_a_layer_subset(deep_backbone, tmp_path):
     from conba.cli.main import cli
-    from conba.testing import make_tiny_dataset
+    from helpers import make_tiny_dataset
 
     data = make_tiny_dataset(tmp_path / "train.jsonl", copies=3)
     common = ["-m", str(deep_backbone), "-d", str(data), "-n", "8", "-P", "4", "-K", "2", "-e", "1", "--no-progress"]

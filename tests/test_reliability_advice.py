@@ -27,8 +27,8 @@ INDEX = ["index", "search", "clones", "map", "eval-repo", "serve"]  # the comman
 MODEL = ["encode", "compare", "eval", "calibrate", "index", "search", "clones", "map"]  # bare HF models (W1)
 # library module -> the commands that can meet its advice
 REACH: dict[str, list[str]] = {
-    "conba/bench/gpu.py": ["bench gpu"], "conba/bench/gpu_tree.py": ["bench gpu"],
-    "conba/bench/results.py": ["bench results"], "conba/bench/speed.py": ["bench speed"],
+    "conba_research/bench/gpu.py": ["bench gpu"], "conba_research/bench/gpu_tree.py": ["bench gpu"],
+    "conba_research/bench/results.py": ["bench results"], "conba/bench/speed.py": ["bench speed"],
     "conba/clones/compare.py": ["compare", "encode"],  # search names its own option (read_code_path)
     "conba/data/records.py": ["encode"],
     "conba/encoder/backbone.py": MODEL, "conba/model/loading.py": MODEL, "conba/model/persist.py": MODEL,
@@ -47,13 +47,13 @@ REACH: dict[str, list[str]] = {
     "conba/train/distill_data.py": ["distill"],
     "conba/utils/io.py": ["map", "clones", "encode"],
     "conba/cli/options.py": ["encode", "index", "serve"],  # --fast
-    "conba/cli/bare_options.py": ["bench speed", "distill", "prune train"],  # bare_model_refused
+    "conba/cli/bare_options.py": MODEL,  # bare_model_options
     "conba/cli/search_files.py": ["search"],  # the --files branch of conba search
     "conba_research/config.py": ["experiment ablation", "experiment fair", "experiment figures"],
     "conba_research/data.py": ["experiment ablation", "experiment fair", "experiment figures"],
 }
-SKIP = {"conba/serve/load_test.py",  # argparse tools behind `conba bench serve-load`, `bench index-scale`, `bench ivf`:
-        "conba/bench/ann.py", "conba/bench/index_scale.py",  # their advice names their own argparse flags
+SKIP = {"conba_research/bench/serve_load.py",  # argparse tools behind `conba bench serve-load`, `bench index-scale`:
+        "conba_research/bench/ann.py", "conba_research/bench/index_scale.py",  # their advice names their own flags
         "conba_research/fragment_ship.py"}  # `python -m conba_research.fragment_ship`: its own argparse flags
 
 
@@ -73,6 +73,9 @@ def _commands() -> dict[str, click.Command]:
 
 
 COMMANDS = _commands()
+# the product; the research suite when its commands are plugged in (installed, or on the path: tests/helpers)
+PACKAGES = (ROOT / "src" / "conba",) + ((ROOT / "research" / "src" / "conba_research",) if "experiment" in COMMANDS
+                                       or any(n.startswith("experiment ") for n in COMMANDS) else ())
 
 
 def _flags(cmd: click.Command) -> set[str]:
@@ -87,9 +90,9 @@ def _text(node: ast.AST) -> str:
 def _advice() -> list[tuple[str, int, str, str]]:
     """(module, line, enclosing function, message text) of every raise that names a flag."""
     found = []
-    for base in (ROOT / "src" / "conba", ROOT / "src" / "conba_research"):
+    for base in PACKAGES:
         for path in sorted(base.rglob("*.py")):
-            module = path.relative_to(ROOT / "src").as_posix()
+            module = path.relative_to(base.parent).as_posix()
             if module in SKIP:
                 continue
             tree = ast.parse(path.read_text(encoding="utf-8"))

@@ -50,10 +50,12 @@ def test_finite_float_keeps_numbers_and_bounds():
         FiniteFloat(0, 100)("nan")
 
 
-@pytest.mark.parametrize("option", ["--min-coverage", "--margin", "--relax", "--contrast", "--path-weight",
-                                    "--lexical-weight"])
-def test_map_refuses_nan_before_any_work(tmp_path, option):
-    result = CliRunner().invoke(cli, ["map", str(tmp_path), str(tmp_path), "-i", str(tmp_path / "idx"), option, "nan"])
-    assert result.exit_code == 2
-    assert "is not a finite number" in result.output
+@pytest.mark.parametrize("key", ["min_coverage", "margin", "relax", "contrast", "path_weight", "lexical_weight"])
+def test_map_refuses_nan_before_any_work(tmp_path, key):
+    config = tmp_path / "map.json"
+    config.write_text(f'{{"{key}": NaN}}')
+    result = CliRunner().invoke(cli, ["map", str(tmp_path), str(tmp_path), "-i", str(tmp_path / "idx"),
+                                      "--config", str(config)])
+    assert result.exit_code == 1
+    assert f"{key} must be in [" in result.output and f"got nan in {config}" in result.output
     assert not (tmp_path / "idx").exists()

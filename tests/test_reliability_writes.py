@@ -12,22 +12,24 @@ ROOT = Path(__file__).resolve().parents[1]
 # module -> why its direct writes are fine
 ALLOWED = {
     "conba/utils/io.py": "the helper itself",
-    "conba/testing.py": "tiny test fixtures in a temporary folder",
-    "conba/bench/gpu_tree.py": "work files of `bench gpu` in its work folder, its stamp written last",
+    "conba_research/bench/gpu_tree.py": "work files of `bench gpu` in its work folder, its stamp written last",
     "conba/index/ray_encode.py": "a Ray worker's private copy of the model in a fresh mkdtemp folder",
-    "conba/bench/corpus.py": "the scratch source tree of `bench index-scale --phase build`, removed and rewritten "
-                             "unless its BUILD.json stamp (written last, atomically) matches",
-    "conba/bench/ann.py": "faiss.write_index into a byte-counting callback (the serialised size; no file)",
+    "conba_research/bench/corpus.py": "the scratch source tree of `bench index-scale --phase build`, removed and "
+                                      "rewritten unless its BUILD.json stamp (written last, atomically) matches",
+    "conba_research/bench/ann.py": "faiss.write_index into a byte-counting callback (the serialised size; no file)",
 }
 HANDLES = {"fh", "f", "fp", "p", "tmp", "handle"}  # a file already opened (or a path) given by atomic_write
 WRITERS = {"write_text", "write_bytes", "savefig", "save", "dump", "to_csv", "write_index"}
 
 
-def _direct_writes(src: Path = ROOT / "src") -> list[str]:
+PACKAGES = (ROOT / "src" / "conba", ROOT / "research" / "src" / "conba_research")  # the product, the research suite
+
+
+def _direct_writes(packages: tuple[Path, ...] = PACKAGES) -> list[str]:
     found = []
-    for base in (src / "conba", src / "conba_research"):
+    for base in packages:
         for path in sorted(base.rglob("*.py")):
-            module = path.relative_to(src).as_posix()
+            module = path.relative_to(base.parent).as_posix()
             if module in ALLOWED:
                 continue
             tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -66,4 +68,4 @@ def test_the_walk_sees_a_direct_write_and_not_a_callback(tmp_path):
         "def report(out, data):\n    Path(out).write_text(json.dumps(data))\n"
         "def fine(out):\n    atomic_write(out, lambda p: p.write_text('x'))\n"
         "def also_fine(out):\n    with open(out, 'a') as log:\n        log.write('x')\n")
-    assert [f.split(": ")[0] for f in _direct_writes(tmp_path)] == ["conba/m.py:4"]
+    assert [f.split(": ")[0] for f in _direct_writes((tmp_path / "conba",))] == ["conba/m.py:4"]

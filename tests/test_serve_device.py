@@ -17,7 +17,7 @@ GCD = "def gcd(a, b):\n    while b:\n        a, b = b, a % b\n    return a\n"
 @pytest.fixture(scope="module")
 def index_dir(tmp_path_factory, tiny_model) -> Path:
     from conba.index import Index
-    from conba.testing import TASKS, write_tree
+    from helpers import TASKS, write_tree
 
     root = write_tree(tmp_path_factory.mktemp("src"), {f"{t}.py": c["python"] for t, c in TASKS.items()})
     folder = tmp_path_factory.mktemp("serve-device") / "idx"

@@ -50,7 +50,7 @@ def test_serve_search_uses_the_query_prompt(tmp_path):
     from conba.encoder.backbone import embedded_model_path
     from conba.index import Index
     from conba.serve import create_app
-    from conba.testing import write_tree
+    from helpers import write_tree
 
     tok = AutoTokenizer.from_pretrained(str(embedded_model_path()))
     BertModel(BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,

@@ -8,7 +8,7 @@ import json
 from click.testing import CliRunner
 
 from conba.cli.main import cli
-from conba.testing import write_tree
+from helpers import write_tree
 
 QUERY = "def q(x):\n    return x * 12 + len('web')\n"
 

@@ -1,5 +1,6 @@
-"""``conba train`` head options: control codes (offset / prefix / both), the state / feedback switches,
-the diagonal or dense A, the residual; old saved train configs keep their meaning."""
+"""Head options of training: control codes (offset / prefix / both), the state / feedback switches, the
+diagonal or dense A, the residual (options of ``conba experiment train``; ``conba train`` points there);
+old saved train configs keep their meaning."""
 
 from __future__ import annotations
 
@@ -26,31 +27,13 @@ def test_old_train_configs_keep_their_meaning() -> None:
             TrainConfig(train=["x"], **bad).validate()
 
 
-@pytest.mark.parametrize("args, expected", [
-    ([], dict(control_codes="none", use_state=True, use_feedback=True, residual=True, state_a="diag")),
-    (["--control-codes"], dict(control_codes="offset")),
-    (["--control-codes", "prefix"], dict(control_codes="prefix")),
-    (["--control-codes", "both", "--state-a", "dense"], dict(control_codes="both", state_a="dense")),
-    (["--no-feedback"], dict(use_state=True, use_feedback=False)),
-    (["--no-state"], dict(use_state=False, use_feedback=True)),
-    (["--no-state-path"], dict(use_state=False, use_feedback=False)),
-    (["--no-residual"], dict(residual=False)),
-])
-def test_cli_flags_reach_the_train_config(args: list[str], expected: dict, tmp_path, monkeypatch) -> None:
-    import conba.train.trainer as trainer_module
-
-    seen: list[TrainConfig] = []
-    monkeypatch.setattr(trainer_module, "train", lambda cfg, **kw: seen.append(cfg))
-    train = tmp_path / "t.jsonl"
-    train.write_text("")
-    res = CliRunner().invoke(cli, ["train", str(train), *args, "-o", str(tmp_path / "o")])
-    assert res.exit_code == 0, res.output
-    assert {k: getattr(seen[0], k) for k in expected} == expected
-
-
-def test_cli_rejects_a_bad_control_code_mode(tmp_path) -> None:
-    res = CliRunner().invoke(cli, ["train", str(tmp_path / "t.jsonl"), "--control-codes", "suffix", "-o", "o"])
-    assert res.exit_code == 2 and "suffix" in res.output
+@pytest.mark.parametrize("flag", ["--control-codes", "--no-feedback", "--no-state", "--no-state-path",
+                                  "--no-residual", "--no-control", "--head-mode", "--state-dim", "--state-a"])
+def test_the_research_knobs_point_to_experiment_train(flag: str, tmp_path) -> None:
+    res = CliRunner().invoke(cli, ["train", str(tmp_path / "t.jsonl"), flag, "-o", "o"])
+    assert res.exit_code == 2
+    assert f"Error: {flag} moved to `conba experiment train` (the research suite: pip install -e research/)" \
+        in res.output
 
 
 @pytest.mark.slow

@@ -46,7 +46,7 @@ def test_keep_batch_is_reproducible_per_step():
 
 
 def test_keep_config_validation():
-    with pytest.raises(ValueError, match="needs --keep"):
+    with pytest.raises(ValueError, match="keep_weight > 0 needs keep"):
         TrainConfig(train=["x"], keep_weight=1.0).validate()
     with pytest.raises(ValueError, match="keep_batch"):
         TrainConfig(train=["x"], keep=["y"], keep_weight=1.0, keep_batch=1).validate()
@@ -93,9 +93,11 @@ def test_keep_term_trains_top_k_and_caches_the_reference(tiny_backbone, tiny_dat
 
 def test_cli_train_keep_options(tiny_backbone, tiny_data, tmp_path):
     train, dev = tiny_data
+    config = tmp_path / "train.json"
+    config.write_text('{"keep_weight": 1}')
     r = CliRunner().invoke(cli, ["train", str(train), "-D", str(dev), "-o", str(tmp_path / "o"), "--backbone",
-                                 str(tiny_backbone), "--keep-weight", "1", "--no-progress"])
-    assert r.exit_code != 0 and "needs --keep" in r.output
+                                 str(tiny_backbone), "--config", str(config), "--no-progress"])
+    assert r.exit_code != 0 and "keep_weight > 0 needs keep" in r.output and str(config) in r.output
 
 
 @pytest.mark.slow

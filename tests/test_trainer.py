@@ -9,6 +9,7 @@ from conba.data import cap_records, subset_groups
 from conba.model import load_model
 from conba.train.config import TrainConfig
 from conba.train.trainer import Trainer
+from helpers import train_config
 
 
 def cfg(tiny_backbone, tiny_data, tmp_path, **kw):
@@ -101,7 +102,8 @@ def test_cli_train_and_eval(tiny_backbone, tiny_data, tmp_path):
     runner = CliRunner()
     out = tmp_path / "m"
     res = runner.invoke(cli, ["train", str(train), "-D", str(dev), "-o", str(out), "--backbone", str(tiny_backbone),
-                              "-P", "2", "-K", "3", "-e", "1", "--cache-dir", str(tmp_path / "c"), "--no-progress"])
+                              "-P", "2", "-K", "3", "-e", "1", "--no-progress",
+                              "--config", train_config(tmp_path, cache_dir=tmp_path / "c")])
     assert res.exit_code == 0, res.output
     res = runner.invoke(cli, ["eval", str(dev), "--model", str(out), "-j", str(tmp_path / "r.json")])
     assert res.exit_code == 0, res.output

@@ -12,6 +12,7 @@ from conba.cli.main import cli
 from conba.index import Index, ModelMismatchError
 from conba.model import CONFIG_NAME, ModelError, load_model
 from conba.syntax import apply_view
+from helpers import train_config
 
 SNIPPET = '''"""Module."""
 import sys
@@ -139,7 +140,8 @@ def test_train_with_view_saves_it(tiny_backbone, tiny_data, tmp_path):
     train, _ = tiny_data
     out = tmp_path / "out"
     result = CliRunner().invoke(cli, ["train", str(train), "-o", str(out), "--backbone", str(tiny_backbone),
-                                      "-P", "2", "-K", "3", "-e", "1", "--cache-dir", str(tmp_path / "cache"),
+                                      "-P", "2", "-K", "3", "-e", "1",
+                                      "--config", train_config(tmp_path, cache_dir=tmp_path / "cache"),
                                       "--view", "code", "--no-progress"])
     assert result.exit_code == 0, result.output
     assert "view code on train:" in result.output and load_model(out).view == "code"

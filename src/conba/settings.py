@@ -20,10 +20,9 @@ from pathlib import Path
 
 import torch
 
+from conba.constants import CACHE_ENV, THREADS_ENV
 from conba.errors import ConfigError, UsageError
 
-CACHE_ENV = "CONBA_CACHE"
-THREADS_ENV = "CONBA_THREADS"
 OFFLINE_ENV = "CONBA_OFFLINE"
 
 

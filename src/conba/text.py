@@ -75,7 +75,7 @@ def decode_text(data: bytes | str, what: str) -> str:
             try:
                 data = data.encode("utf-8", "surrogateescape")  # the argument's original bytes
             except UnicodeEncodeError:
-                data = data.encode("utf-8", "surrogatepass")
+                data = str(data).encode("utf-8", "surrogatepass")
     try:
         return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:

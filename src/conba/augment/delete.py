@@ -48,7 +48,7 @@ def delete(root: Any | None, src: bytes, level: float, rng: random.Random) -> tu
             pending_gap = True
         else:
             piece = gap + src[start:end]
-            if pending_gap and not gap and out and _wordy(out[-1:]) and _wordy(piece[:1]):
+            if pending_gap and not gap and out and _wordy(bytes(out[-1:])) and _wordy(piece[:1]):
                 out += b" "
             out += piece
             pending_gap = False

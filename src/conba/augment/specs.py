@@ -115,7 +115,7 @@ _JAVA = LangSpec(
     simple=frozenset({"local_variable_declaration", "expression_statement"}),
 )
 
-_C_DECLS = {"init_declarator": ("declarator",), "declaration": ("declarator",),
+_C_DECLS: dict[str, tuple[str, ...]] = {"init_declarator": ("declarator",), "declaration": ("declarator",),
             "parameter_declaration": ("declarator",), "function_declarator": ("declarator",),
             "preproc_def": ("name",), "preproc_function_def": ("name",), "for_range_loop": ("declarator",)}
 _C_PATTERNS = frozenset({"pointer_declarator", "array_declarator", "reference_declarator", "init_declarator",

@@ -120,7 +120,7 @@ def swap(root: Any, src: bytes, spec: LangSpec, language: str, level: float,
                 pairs.append((a, b))
     rng.shuffle(pairs)
     used: set[int] = set()
-    edits = []
+    edits: list[tuple[int, int, str]] = []
     for a, b in pairs:
         if len(edits) == 2 * k:
             break

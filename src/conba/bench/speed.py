@@ -84,7 +84,7 @@ def sample_records(records: list, limit: int, seed: int) -> list:
 
 def group_subset(records: list, limit: int, seed: int) -> list:
     """Whole groups, seeded, until about ``limit`` records (MAP@R needs every clone of a group);
-    the same subset as ``conba train --dev-limit`` picks."""
+    the same subset as the ``dev_limit`` of ``conba train`` picks."""
     from conba.data import subset_groups
 
     return list(subset_groups(records, limit, seed))
@@ -96,7 +96,7 @@ def time_variants(encoders: dict[str, Encoder], codes: list[str], languages: lis
     names = list(encoders)
     for name in names:  # warm-up (ONNX export, lazy inits), untimed
         encoders[name](codes[: min(len(codes), 16)], languages[: min(len(codes), 16)])
-    runs = {n: {"wall": [], "cpu": []} for n in names}
+    runs: dict[str, dict[str, list[float]]] = {n: {"wall": [], "cpu": []} for n in names}
     vectors: dict[str, np.ndarray] = {}
     for rep in range(repeats):
         order = names[rep % len(names):] + names[: rep % len(names)]

@@ -23,10 +23,12 @@ Each variant is a function ``(codes, languages) -> float32 (n, d)`` with L2-norm
 
 from __future__ import annotations
 
+import importlib
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -42,8 +44,8 @@ Encoder = Callable[[list[str], list[str]], np.ndarray]
 class VariantSet:
     encoders: dict[str, Encoder]
     skipped: dict[str, str] = field(default_factory=dict)  # variant -> why
-    model: object = None  # the ConbaModel (pruner attached when available)
-    student: object = None  # the distilled student ConbaModel of the fast variants
+    model: Any = None  # the ConbaModel (pruner attached when available)
+    student: Any = None  # the distilled student ConbaModel of the fast variants
     student_source: str = ""
     st_model: object = None
     pruner_source: str = ""
@@ -97,9 +99,9 @@ def sentence_transformer(model, workdir: Path, placement=None):
     from sentence_transformers import SentenceTransformer
 
     try:  # sentence-transformers >= 6 moved the modules (the old path warns, and will go)
-        from sentence_transformers.sentence_transformer import modules as models
+        models = importlib.import_module("sentence_transformers.sentence_transformer.modules")
     except ImportError:
-        from sentence_transformers import models
+        models = importlib.import_module("sentence_transformers.models")
 
     from conba.encoder.backbone import embedded_model_path, is_embedded, load_hf
 
@@ -224,5 +226,5 @@ def headless_exact(model) -> Encoder:
     bare.eval()
 
     def encode(codes: list[str], languages: list[str]) -> np.ndarray:
-        return bare.encode(codes, show_progress_bar=False)
+        return np.asarray(bare.encode(codes, show_progress_bar=False))
     return encode

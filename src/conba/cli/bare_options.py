@@ -1,8 +1,8 @@
 """``--pooling`` and ``--trust-remote-code``: how a bare Hugging Face or sentence-transformers model given
 as ``-m`` is loaded (``conba.load_model(NAME, pooling=..., trust_remote_code=...)``). Re-exported by
 :mod:`conba.cli.options`. Commands whose runs record only a model's name (``bench speed``, ``distill``,
-``prune train``: resumable, or compared against other runs) take them only to refuse them in one line
-(:func:`bare_model_refused`), saying how to give such a model as a folder."""
+``prune train``: resumable, or compared against other runs) do not have them; given there, they fail in one
+line that says how to give such a model as a folder (:func:`name_only_pointers`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from typing import Any
 
 import click
 
+from conba.constants import POOLINGS
+
 BARE_MODEL_META = "conba.bare_model"  # ctx.meta key: the load_model options --pooling / --trust-remote-code give
-POOLING_NAMES = ("mean", "cls", "max", "lasttoken", "weightedmean")  # conba.encoder.readout.POOLINGS (no torch here)
+POOLING_NAMES = POOLINGS
 
 
 def _bare_model(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
@@ -40,23 +42,12 @@ def bare_model_settings() -> dict[str, Any]:
     return dict(ctx.meta.get(BARE_MODEL_META, {})) if ctx is not None else {}
 
 
-def _refuse(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    if not value:
-        return value
-    name = ctx.params.get("model") or "NAME"
-    what = f"`{ctx.command_path}` records only the model's name, so it takes no {param.opts[0]}"
-    if param.name == "trust_remote_code":
-        raise click.ClickException(f"{what}: it cannot run a model that needs its own code; use such a model with "
-                                   "encode, index, search, clones, map, compare, eval, calibrate, eval-repo or serve")
-    raise click.ClickException(f"{what}: save the bare model with its read-out once (python -c \"import conba; "
-                               f"conba.load_model('{name}', pooling='{value}').save('DIR')\") and pass -m DIR")
-
-
-def bare_model_refused(f: Callable) -> Callable:
-    """``--pooling`` and ``--trust-remote-code`` for a command that cannot honour them: given, they fail in one
-    line that says how to pass such a model (a saved model folder keeps its read-out)."""
-    f = click.option("--trust-remote-code", "trust_remote_code", is_flag=True, expose_value=False,
-                     callback=_refuse, help="Not taken here (models that run their own code are refused).")(f)
-    return click.option("--pooling", "pooling", type=click.Choice(POOLING_NAMES), default=None, expose_value=False,
-                        callback=_refuse, help="Not taken here: save the bare model with its read-out "
-                                               "(conba.load_model(NAME, pooling=...).save(DIR)) and pass -m DIR.")(f)
+def name_only_pointers(command: str) -> dict[str, str]:
+    """The one-line pointers of ``--pooling`` / ``--trust-remote-code`` for a command whose runs record only a
+    model's name (``bench speed``, ``distill``, ``prune train``): they are not its options (a
+    :class:`conba.cli.moved.PointerCommand` table)."""
+    what = f"is not taken by `conba {command}`, which records only the model's name"
+    return {"--pooling": f"{what}: save the bare model with its read-out once (python -c \"import conba; "
+                         "conba.load_model('NAME', pooling='P').save('DIR')\") and pass -m DIR",
+            "--trust-remote-code": f"{what}: it cannot run a model that needs its own code; use such a model with "
+                                   "encode, index, search, clones, map, compare, eval, calibrate, eval-repo or serve"}

@@ -1,14 +1,13 @@
-"""``conba bench``: benchmarks (``conba bench speed``)."""
+"""``conba bench``: benchmarks (``conba bench speed``; the research suite plugs in the developer ones)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from conba.cli.bare_options import bare_model_refused
+from conba.cli.bare_options import name_only_pointers
 from conba.cli.common import friendly_errors, resolve_model_name
 from conba.cli.formats import REPORT, format_option
+from conba.cli.moved import PointerCommand
 from conba.cli.options import (
     batch_size_option,
     json_out_option,
@@ -18,6 +17,7 @@ from conba.cli.options import (
     seed_option,
 )
 from conba.cli.paths import InputPath
+from conba.cli.plugins import BenchGroup
 
 
 def _variants(text: str) -> list[str]:
@@ -34,9 +34,10 @@ def _variants(text: str) -> list[str]:
     return out
 
 
-@click.group("bench", context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("bench", cls=BenchGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def bench() -> None:
-    """Benchmarks.
+    """Benchmarks. The developer benchmarks (gpu, ivf, index-scale, results, ...) are added by the research
+    suite when it is installed (pip install -e research/).
 
     \b
     Examples:
@@ -44,7 +45,7 @@ def bench() -> None:
     """
 
 
-@bench.command("speed")
+@bench.command("speed", cls=PointerCommand, moved_options=name_only_pointers("bench speed"))
 @click.option("-d", "--data", default="", show_default=False,
               type=InputPath(dir_okay=False), metavar="FILE",
               help="Grouped JSONL file: the timed snippets are drawn from it (and MAP@R is computed on it). "
@@ -57,7 +58,6 @@ def bench() -> None:
                    "131,072 on a GPU; 0: none).")
 @placement_options(help="Where every variant runs (sentence-transformers too, in the same --dtype)")
 @model_option
-@bare_model_refused
 @click.option("--sdtp", default="", metavar="DIR",
               help="Pruned model folder (conba prune train) of the same model; default: the model's own "
                    "pruner, or the shipped 'default-sdtp' one for the default model.")
@@ -123,55 +123,3 @@ def speed(data: str, limit: int, repeats: int, batch_size: int | None, max_batch
     if not json_out:
         click.echo(json.dumps({"variants": {k: v.get("snippets_per_s") for k, v in report["variants"].items()}}),
                    err=True)
-
-
-@bench.command("results")
-@click.option("--results", "root", default="docs/results", show_default=True, metavar="DIR",
-              type=click.Path(file_okay=False, path_type=Path),
-              help="Folder of result JSON: MODEL/SET.json (conba eval / eval-repo -j) and speed.json (bench speed -j).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
-              help="Write the table here (e.g. docs/RESULTS.md); default: print it.")
-@click.option("--add", "add", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              metavar="JSON", help="First copy a run's -j JSON into DIR (machine paths made relative); repeatable.")
-@click.option("--as-model", default=None, metavar="NAME",
-              help="With --add: the model folder (default: the JSON's model).")
-@click.option("--check", is_flag=True,
-              help="Exit 1 when FILE is not what the JSON gives or a shipped model has no row.")
-@friendly_errors
-def results(root: Path, output: Path | None, add: tuple[Path, ...], as_model: str | None, check: bool) -> None:
-    """The current-results table, generated from committed result JSON (docs/RESULTS.md).
-
-    \b
-    Examples:
-      conba eval-repo ALG/cpp ALG/rust -g ALG/groups.jsonl -m default -j alg.json
-      conba bench results --add alg.json -o docs/RESULTS.md
-      conba bench results -o docs/RESULTS.md --check
-    """
-    from conba.bench.results import add_result, render, shipped_fingerprints
-    from conba.bench.results import check as check_results
-    from conba.utils.io import write_text_atomic
-
-    for raw in add:
-        click.echo(f"added {add_result(raw, root, model=as_model)}", err=True)
-    if check:
-        if output is None or not output.is_file():
-            raise click.UsageError("--check needs -o FILE, an existing table")
-        problems = check_results(root, output.read_text(encoding="utf-8"), shipped_fingerprints())
-        for line in problems:
-            click.echo(line, err=True)
-        raise SystemExit(1 if problems else 0)
-    text = render(root)
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        write_text_atomic(output, text)
-        click.echo(f"wrote {output}", err=True)
-
-
-from conba.cli.bench_tools_cmd import add_tools  # noqa: E402  (view-stats, clones-profile, serve-load)
-
-add_tools(bench)
-
-from conba.cli.bench_gpu_cmd import gpu  # noqa: E402  (conba bench gpu)
-
-bench.add_command(gpu)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from conba.cli.bare_options import bare_model_refused
+from conba.cli.bare_options import name_only_pointers
 from conba.cli.common import friendly_errors, resolve_model_name
+from conba.cli.moved import PointerCommand
 from conba.cli.options import (
     AliasOption,
     config_option,
@@ -45,9 +46,9 @@ def _layers(value: str) -> list[int]:
         raise click.BadParameter(str(exc)) from None
 
 
-@click.command("distill", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("distill", cls=PointerCommand, moved_options=name_only_pointers("distill"),
+               context_settings={"help_option_names": ["-h", "--help"]})
 @model_option(help="Teacher: 'default' (shipped), a conba model folder or an HF encoder.")
-@bare_model_refused
 @output_dir_option("Output model folder: the student (the run's teacher vectors, checkpoint and distill.json "
                    "go to OUT/distill/).")
 @click.option("-L", "--layers", default=",".join(map(str, _DEFAULTS.layers)), show_default=True, metavar="LIST",

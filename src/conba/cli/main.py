@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import importlib
-import importlib.util
 
 import click
+
+from conba.cli.plugins import load_command, plugin_commands
 
 # name -> (module, attribute, short help). Add a subcommand by adding a line here.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -22,33 +23,30 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "serve": ("conba.cli.serve_cmd", "serve", "Serve search/compare/encode/clones over HTTP (model kept warm)."),
     "prune": ("conba.cli.prune_cmd", "prune", "SDTP token pruning: train a pruning module for faster encoding."),
     "bench": ("conba.cli.bench_cmd", "bench", "Benchmarks (speed: conba variants vs sentence-transformers)."),
-    # listed only when conba_research (the research suite) is installed
-    "experiment": ("conba_research.cli", "experiment", "Research experiments (ablation, classifiers, ...)."),
     "merge": ("conba.cli.merge_cmd", "merge_cmd", "WiSE-FT: average a fine-tuned model's weights with its base."),
     "distill": ("conba.cli.distill_cmd", "distill", "A shallower, faster student of a model (layer dropping)."),
     "pretrain": ("conba.cli.pretrain_cmd", "pretrain", "Continued pretraining of the backbone (MLM, RTD)."),
 }
 
 
-def available(name: str) -> bool:
-    """A command is listed when its package is installed (``experiment`` lives in ``conba_research``,
-    the research suite, which needs ``pip install 'conba[research]'`` for its figures)."""
-    module = COMMANDS[name][0]
-    return module.startswith("conba.") or importlib.util.find_spec(module.split(".")[0]) is not None
-
-
 class LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(name for name in COMMANDS if available(name))
+    """The product's commands (imported when run) and those other distributions plug in
+    (:mod:`conba.cli.plugins`: ``conba experiment`` when the research suite is installed)."""
 
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name not in COMMANDS or not available(name):
-            return None
-        module, attr, _ = COMMANDS[name]
-        return getattr(importlib.import_module(module), attr)
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *plugin_commands()})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS:
+            module, attr, _ = COMMANDS[cmd_name]
+            return getattr(importlib.import_module(module), attr)
+        point = plugin_commands().get(cmd_name)
+        return load_command(point) if point is not None else None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        plugged = plugin_commands()
+        rows = [(name, COMMANDS[name][2] if name in COMMANDS else load_command(plugged[name]).get_short_help_str(80))
+                for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

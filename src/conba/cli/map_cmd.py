@@ -2,34 +2,31 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from conba.cli.common import friendly_errors, index_model, show_progress
 from conba.cli.formats import RECORDS, format_option
 from conba.cli.index_cmd import index_option, resolve_index_dir
+from conba.cli.moved import PointerCommand, to_config_file
 from conba.cli.options import (
-    FiniteFloat,
     bare_model_options,
-    lexical_weight_option,
     model_option,
     output_file_option,
     placement_options,
     progress_option,
 )
 from conba.cli.paths import InputPath, check_output_file
-from conba.mapping.config import (
-    DEFAULT_CONSTRUCTOR_PENALTY,
-    DEFAULT_CONTRAST,
-    DEFAULT_MARGIN,
-    DEFAULT_NAME_BONUS,
-    DEFAULT_PATH_WEIGHT,
-    DEFAULT_RELAX,
-    ONLY,
-)
+from conba.mapping.config import ONLY, MapConfig
 from conba.utils.io import open_output
 
+# the scoring constants and switches that became keys of the mapping configuration (docs/MAP_CONFIG.md)
+MOVED = to_config_file(["--margin", "--relax", "--contrast", "--name-bonus", "--constructor-penalty", "--path-weight",
+                        "--lexical-weight", "--no-align", "--keep-trivial", "--min-coverage"],
+                       "mapping configuration", "map", "docs/MAP_CONFIG.md")
 SUMMARY_FILES = 40  # per-file lines of the stderr summary (least covered first)
 
 
@@ -41,7 +38,7 @@ def _summary(port: object) -> str:
     return "\n".join(lines)
 
 
-@click.command("map")
+@click.command("map", cls=PointerCommand, moved_options=MOVED)
 @click.argument("source", required=False, type=InputPath(path_type=Path))
 @click.argument("target", required=False, type=InputPath(path_type=Path))
 @index_option
@@ -51,31 +48,10 @@ def _summary(port: object) -> str:
 @click.option("--target-lang", default=None, metavar="LANG", help="Only target functions in this language.")
 @click.option("-t", "--threshold", default="auto", show_default=True, metavar="T|auto",
               help="Score a counterpart needs; auto = the model's calibrated clone threshold (as `conba clones`).")
-@click.option("--margin", default=DEFAULT_MARGIN, show_default=True, type=FiniteFloat(0, 2),
-              help="Ambiguous when another candidate above the threshold scores within this of the match.")
-@click.option("--relax", default=DEFAULT_RELAX, show_default=True, type=FiniteFloat(0, 2),
-              help="A source and a target function that are each other's best match are matched down to the "
-                   "threshold minus this (0: never below the threshold).")
-@click.option("--contrast", default=DEFAULT_CONTRAST, show_default=True, type=FiniteFloat(0, 2),
-              help="Missing when the match scores less than this above the mean of the function's next 5 "
-                   "scores: nothing stands out (0: off).")
-@click.option("--name-bonus", default=DEFAULT_NAME_BONUS, show_default=True, type=FiniteFloat(0, 2),
-              help="Ports keep names: a source and a target function that alone share a name key (diff_main = "
-                   "diffMain, BrotliStoreMetaBlock = store_meta_block) are raised this much for the assignment "
-                   "when they score at least the threshold minus this (0: off).")
-@click.option("--constructor-penalty", default=DEFAULT_CONSTRUCTOR_PENALTY, show_default=True,
-              type=FiniteFloat(0, 2),
-              help="Taken off the score of a constructor that only sets its fields and a function that is not a "
-                   "constructor, for the assignment (Java / C# / C++ / Python / JavaScript; 1: never paired, "
-                   "0: off).")
-@click.option("--path-weight", default=DEFAULT_PATH_WEIGHT, show_default=True, type=FiniteFloat(0, 2),
-              help="Weight of the words of the file names (bubble_sort.rs ~ BubbleSort.js) in the file mapping "
-                   "(0: the files' contents only).")
-@click.option("--no-align", is_flag=True,
-              help="Skip the line alignment of each matched / ambiguous pair (JSONL 'lines', the HTML colour "
-                   "bands): about 4% faster.")
-@click.option("--keep-trivial", is_flag=True,
-              help="Keep trivial functions (near-empty bodies, one-line getters/setters, tests); skipped by default.")
+@click.option("--config", "config_file", default=None, type=InputPath(dir_okay=False, path_type=Path),
+              metavar="FILE", help="Mapping configuration (JSON): the scoring constants (margin, relax, contrast, "
+                                   "name_bonus, constructor_penalty, path_weight, lexical_weight), align, "
+                                   "keep_trivial, min_coverage; each key and its default: docs/MAP_CONFIG.md.")
 @click.option("--only", type=click.Choice(ONLY), default=None, help="Only list source functions with this status.")
 @click.option("--since", default=None, metavar="REV",
               help="Drift: list the source functions changed, added or removed since the git revision REV (SOURCE "
@@ -83,8 +59,6 @@ def _summary(port: object) -> str:
 @click.option("--target-since", default=None, metavar="REV",
               help="With --since: the revision of the target's repository to tell which counterparts changed too "
                    "(default: REV when the target is in the same repository, else not tracked).")
-@click.option("--min-coverage", default=None, type=FiniteFloat(0, 100), metavar="PCT",
-              help="Exit with status 1 when less than PCT % of the source functions have a counterpart (CI).")
 @click.option("-g", "--groups", "groups_file", default=None, type=InputPath(dir_okay=False, path_type=Path),
               help="Score the map against a groups file (JSONL; function 'members' as ports_dev, or 'files' as "
                    "algorithms_dev): matched-pair precision / recall, missing functions found, files right.")
@@ -92,17 +66,14 @@ def _summary(port: object) -> str:
                help="jsonl: one line per source function, per source file, then a summary; csv: one row per "
                     "source function; html: report; plain: one line per source function for people.")
 @output_file_option()
-@lexical_weight_option
 @placement_options(help="Where to encode SOURCE and TARGET")
 @progress_option
 @friendly_errors
 def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, model: str | None,
-            source_lang: str | None, target_lang: str | None, threshold: str, margin: float, relax: float,
-            contrast: float, name_bonus: float, constructor_penalty: float, path_weight: float, no_align: bool,
-            keep_trivial: bool,
-            only: str | None, min_coverage: float | None, groups_file: Path | None, fmt: str,
-            output: str, lexical_weight: float | None, progress: bool | None = None, device: str = "auto",
-            dtype: str = "auto", since: str | None = None, target_since: str | None = None) -> None:
+            source_lang: str | None, target_lang: str | None, threshold: str, config_file: Path | None,
+            only: str | None, groups_file: Path | None, fmt: str, output: str, progress: bool | None = None,
+            device: str = "auto", dtype: str = "auto", since: str | None = None,
+            target_since: str | None = None) -> None:
     """Port coverage: for every function of SOURCE, its counterpart in TARGET (matched: a one-to-one
     assignment above the threshold; ambiguous: several close candidates; missing: nothing above the
     threshold), and for every source file the target file it corresponds to.
@@ -115,7 +86,7 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
     Examples:
       conba map java/ python/ --format html --output port.html
       conba map --index idx --source-lang java --target-lang go --only missing --plain
-      conba map src/ port/ --min-coverage 90 > /dev/null     # CI: fail when the port falls behind
+      conba map src/ port/ --config port-map.json > /dev/null   # CI: {"min_coverage": 90} fails a lagging port
       conba map dmp/java dmp/python --groups groups.jsonl
       conba map upstream/src port/src --since v1.2.0 --plain   # what changed upstream since the sync
     """
@@ -124,7 +95,7 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
     from conba.data.records import DataError
     from conba.index import Index
     from conba.index.placement import place_index_model
-    from conba.mapping import MapConfig, map_index
+    from conba.mapping import map_index
     from conba.mapping.groups import evaluate
     from conba.mapping.output import write_map
 
@@ -139,17 +110,21 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
     if since is not None:  # fail before indexing: SOURCE in a git working tree, REV one of its revisions
         from conba.mapping.git_changes import repo_root, resolve_revision
 
+        assert source is not None  # checked above: --since needs SOURCE
         resolve_revision(repo_root(source), since)
     folder = resolve_index_dir(index_dir)
     check_output_file(output, folder, "map.html")
-    t = None if threshold.strip().lower() == "auto" else resolve_threshold(threshold, None)
-    config = MapConfig(threshold=t, margin=margin, keep_trivial=keep_trivial, relax=relax, contrast=contrast,
-                       path_weight=path_weight, name_bonus=name_bonus, align=not no_align,
-                       constructor_penalty=constructor_penalty)
+    config = MapConfig.load(config_file) if config_file is not None else MapConfig()
+    if click.get_current_context().get_parameter_source("threshold") != ParameterSource.DEFAULT \
+            or config_file is None:  # -t given, or no file: -t (auto: the index's calibrated threshold)
+        t = None if threshold.strip().lower() == "auto" else resolve_threshold(threshold, None)
+        config = replace(config, threshold=t)
+    lexical_weight, min_coverage = config.lexical_weight, config.min_coverage
     with Index(folder, **index_model(model), create=source is not None, lexical_weight=lexical_weight) as idx:
         place_index_model(idx, device, dtype)
         report = None
         if source is not None:
+            assert target is not None  # both or neither (checked above)
             report = idx.add([source, target], show_progress=show_progress(progress))
             if (upgraded := getattr(idx, "upgrade_report", None)) is not None:  # conba.index.upgrade
                 click.echo(upgraded.line(), err=True)
@@ -167,6 +142,7 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
         if since is not None:
             from conba.mapping.drift import map_drift
 
+            assert source is not None  # checked above: --since needs SOURCE
             drift = map_drift(port, source, since, idx, target_since)
     evaluation = [evaluate(port, groups_file)] if groups_file is not None else []
     try:
@@ -188,4 +164,5 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
             if level in e:
                 click.echo(f"{level}: " + ", ".join(f"{k} {v}" for k, v in e[level].items() if k != "level"), err=True)
     if min_coverage is not None and 100 * port.coverage < min_coverage:
-        raise click.ClickException(f"coverage {100 * port.coverage:.1f}% is below --min-coverage {min_coverage:g}%")
+        raise click.ClickException(f"coverage {100 * port.coverage:.1f}% is below min_coverage {min_coverage:g}% "
+                                   f"({config_file})")

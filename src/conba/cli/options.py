@@ -25,20 +25,24 @@ from click.core import ParameterSource
 from conba.cli.aliases import AliasOption  # noqa: F401  (re-exported: commands import it from here)
 from conba.cli.bare_options import POOLING_NAMES, bare_model_options, bare_model_settings  # noqa: F401
 from conba.cli.paths import InputPath
+from conba.constants import (  # noqa: F401  (the env names are re-exported: commands import them from here)
+    CACHE_ENV,
+    DEVICE_ENV,
+    DEVICES,
+    DTYPE_ENV,
+    DTYPES,
+    ENGINES,
+    MODEL_ENV,
+    THREADS_ENV,
+    TOKEN_ENV,
+    VIEWS,
+)
 
-MODEL_ENV = "CONBA_MODEL"
-CACHE_ENV = "CONBA_CACHE"
-THREADS_ENV = "CONBA_THREADS"
-TOKEN_ENV = "CONBA_TOKEN"
-VIEW_NAMES = ("raw", "code", "code+docs")  # conba.syntax.view.VIEWS
-ENGINE_NAMES = ("torch", "onnx", "onnx-fp32")  # conba.engine.ENGINES (not imported here: it loads torch)
+VIEW_NAMES = VIEWS
+ENGINE_NAMES = ENGINES
 ENGINE_HELP = ("Inference engine: torch, onnx = ONNX Runtime with int8 weights (faster on CPU, cosine ~0.998 to "
                "torch; needs pip install 'conba[onnx]'), onnx-fp32 = ONNX Runtime, same vectors as torch.")
-DEVICES = ("auto", "cpu", "cuda", "mps")
 DEFAULT_DEVICE = "auto"
-DEVICE_ENV = "CONBA_DEVICE"  # conba.engine.device (not imported here: it loads torch)
-DTYPES = ("auto", "float32", "float16", "bfloat16")
-DTYPE_ENV = "CONBA_DTYPE"
 DTYPE_HELP = ("Inference precision: auto (float16 on CUDA, within 1e-5 cosine of float32; float32 elsewhere), "
               "float32, float16 or bfloat16 (runs on CPUs too). Vectors and index fingerprints do not depend on it.")
 

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
-from conba.cli.bare_options import bare_model_refused
+from conba.cli.bare_options import name_only_pointers
 from conba.cli.common import friendly_errors, resolve_model_name
+from conba.cli.moved import PointerCommand
 from conba.cli.options import (
     FINITE_FLOAT,
     config_option,
@@ -44,9 +45,8 @@ def prune() -> None:
     """
 
 
-@prune.command("train")
+@prune.command("train", cls=PointerCommand, moved_options=name_only_pointers("prune train"))
 @model_option(help="Model to prune: 'default', 'zero-shot', a conba model folder or an HF encoder.")
-@bare_model_refused
 @output_dir_option("Output model folder (the model plus its pruning module in OUT/prune/).")
 @_opt("keep_ratio", "-r", "--keep-ratio",
       help="Share of the tokens kept at each pruning layer (compounds over layers).")

@@ -107,6 +107,11 @@ class _Members:
     data: np.ndarray | None = None
     terms: int = 0
 
+    def nonzeros(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(row, col, data) of the lexical channel (only called when it is there)."""
+        assert self.row is not None and self.col is not None and self.data is not None
+        return self.row, self.col, self.data
+
 
 class Cohesion:
     """Mean similarity of each member of a set to the other members, from unit vectors (n, d).
@@ -154,15 +159,17 @@ class Cohesion:
     def _dots(m: _Members, total: tuple[np.ndarray, np.ndarray | None]) -> np.ndarray:
         """(n,) each member's dot product with ``total``."""
         out = m.e @ total[0]
-        if m.col is not None:
-            out = out + np.bincount(m.row, weights=m.data * total[1][m.col], minlength=len(m.e))
+        if m.col is not None and total[1] is not None:
+            row, col, data = m.nonzeros()
+            out = out + np.bincount(row, weights=data * total[1][col], minlength=len(m.e))
         return out
 
     @staticmethod
     def _self(m: _Members) -> np.ndarray:
         out = np.einsum("nd,nd->n", m.e, m.e)
         if m.col is not None:
-            out = out + np.bincount(m.row, weights=m.data * m.data, minlength=len(m.e))
+            row, _, data = m.nonzeros()
+            out = out + np.bincount(row, weights=data * data, minlength=len(m.e))
         return out
 
     def means(self, members: list[int]) -> np.ndarray:
@@ -192,8 +199,9 @@ class Cohesion:
             alive[worst] = False
             dense = dense - m.e[worst]
             if lex is not None:
-                mine = m.row == worst
-                lex[m.col[mine]] -= m.data[mine]  # a row names each of its terms once
+                row, col, data = m.nonzeros()
+                mine = row == worst
+                lex[col[mine]] -= data[mine]  # a row names each of its terms once
             dropped.append(kept[worst])
         return [k for k, a in zip(kept, alive) if a], sorted(dropped)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 from pathlib import Path
+from typing import Any
 
 import jinja2
 from markupsafe import Markup
@@ -94,7 +95,8 @@ def _template() -> jinja2.Template:
 
 def score_cell(score: float) -> str:
     """One score cell of a pairs table: the score and a bar whose length and colour follow it."""
-    return str(_environment().get_template("clone_report_macros.html").module.score(score))
+    macros: Any = _environment().get_template("clone_report_macros.html").module  # the template's macros
+    return str(macros.score(score))
 
 
 def _stats_facts(stats: CloneStats | None) -> list[str]:

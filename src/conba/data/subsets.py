@@ -15,7 +15,7 @@ def cap_records(records: list[CodeRecord], cap: int, seed: int) -> list[CodeReco
     for r in records:
         by_key[(r.group, r.language)].append(r)
     rng = random.Random(seed)
-    keep = set()
+    keep: set[int] = set()
     for items in by_key.values():
         keep.update(id(r) for r in rng.sample(items, min(cap, len(items))))
     return [r for r in records if id(r) in keep]
@@ -28,7 +28,7 @@ def subset_groups(records: list[CodeRecord], limit: int, seed: int) -> list[Code
     groups = sorted({r.group for r in records})
     random.Random(seed).shuffle(groups)
     chosen, count = set(), 0
-    size = defaultdict(int)
+    size: defaultdict[str, int] = defaultdict(int)
     for r in records:
         size[r.group] += 1
     for g in groups:

@@ -20,6 +20,7 @@ last-token pooling, left padding), T5-family encoders, and anything else through
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
@@ -80,10 +81,6 @@ def family(config) -> Family:
     return GENERIC
 
 
-def families_supporting(operation: str) -> list[str]:
-    return [t for fam in FAMILIES if operation in fam.operations for t in fam.model_types]
-
-
 def supports(config, operation: str) -> bool:
     if operation not in OPERATIONS:
         raise ValueError(f"unknown operation {operation!r} ({', '.join(OPERATIONS)})")
@@ -135,14 +132,18 @@ def embeddings(model: nn.Module) -> nn.Module:
     """The model's embedding module (its weights are frozen by ``--tune full`` and part of cache keys)."""
     fam = family(model.config)
     found = _attr(model, fam.embeddings_path) if fam.embeddings_path else None
-    return found if isinstance(found, nn.Module) else model.get_input_embeddings()
+    if isinstance(found, nn.Module):
+        return found
+    hf: Any = model  # a transformers PreTrainedModel: get_input_embeddings() is its method
+    return hf.get_input_embeddings()
 
 
 def embed(model: nn.Module, input_ids: torch.Tensor) -> torch.Tensor:
     """Token + position embeddings of a BERT-family model (own-loop families only). Args: input_ids:
     (b, l). Returns (b, l, d)."""
     require(model.config, "own-loop", "conba's own layer loop")
-    return model.embeddings(input_ids=input_ids, token_type_ids=torch.zeros_like(input_ids))
+    hf: Any = model  # a BERT-family transformers model: its embeddings module takes token_type_ids
+    return hf.embeddings(input_ids=input_ids, token_type_ids=torch.zeros_like(input_ids))
 
 
 def call_layer(layer: nn.Module, hidden: torch.Tensor, attn: torch.Tensor | None) -> torch.Tensor:

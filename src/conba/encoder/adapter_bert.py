@@ -10,6 +10,7 @@ layer's insides (``attention.self.{query,key,value}``, ``attention.output``, ``i
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -72,4 +73,4 @@ def ffn_blocks(model: nn.Module) -> list[tuple[nn.Module, nn.Module]]:
     if config is None:
         raise ConfigError(f"feed-forward narrowing supports BERT/RoBERTa-family backbones; not {type(model).__name__}")
     adapter.require(config, "ffn", "feed-forward narrowing")
-    return [(layer.intermediate, layer.output) for layer in adapter.layers(model)]
+    return [(cast(nn.Module, layer.intermediate), cast(nn.Module, layer.output)) for layer in adapter.layers(model)]

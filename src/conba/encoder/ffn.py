@@ -13,6 +13,8 @@ moves the layer's output), as in first-order structured pruning of transformers.
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 from torch import nn
 
@@ -64,8 +66,8 @@ def narrow_ffn(hf_model: nn.Module, size: int, keep: list[torch.Tensor] | None =
         raise ConfigError(f"narrow_ffn: need {len(blocks)} index lists of {size} neurons each")
     for i, (inter, output) in enumerate(blocks):
         index = torch.arange(size) if keep is None else torch.as_tensor(keep[i], dtype=torch.long).sort().values
-        inter.dense = _sliced(inter.dense, index, 0)     # W_i (f, d) -> (size, d)
-        output.dense = _sliced(output.dense, index, 1)   # W_o (d, f) -> (d, size)
+        inter.dense = _sliced(cast(nn.Linear, inter.dense), index, 0)     # W_i (f, d) -> (size, d)
+        output.dense = _sliced(cast(nn.Linear, output.dense), index, 1)   # W_o (d, f) -> (d, size)
     adapter.set_ffn_width(hf_model.config, size)
     return hf_model
 
@@ -100,4 +102,5 @@ def ffn_importance(backbone, codes: list[str], batch_size: int = 16) -> list[tor
         for h in handles:
             h.remove()
         backbone.train(was_training)
-    return [s / tokens * output.dense.weight.detach().float().norm(dim=0) for s, (_, output) in zip(sums, blocks)]
+    return [s / tokens * cast(nn.Linear, output.dense).weight.detach().float().norm(dim=0)
+            for s, (_, output) in zip(sums, blocks)]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import torch
+from torch import nn
 
 from conba.encoder import adapter
 
@@ -52,7 +53,8 @@ def run_layer(layer, hidden: torch.Tensor, attn: torch.Tensor | None) -> torch.T
     return adapter.call_layer(layer, hidden, attn)
 
 
-def run_layers(layers: Sequence, hidden: torch.Tensor, mask: torch.Tensor, start: int = 0, end: int | None = None,
+def run_layers(layers: Sequence | nn.ModuleList, hidden: torch.Tensor, mask: torch.Tensor, start: int = 0,
+               end: int | None = None,
                *, stage: Stage | None = None, attention: Attention = hard_mask,
                layer_fn: Callable = run_layer) -> tuple[torch.Tensor, torch.Tensor]:
     """Run ``layers[start:end]`` on ``hidden``.

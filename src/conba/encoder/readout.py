@@ -19,10 +19,10 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from conba.constants import POOLINGS
 from conba.errors import ConfigError
 from conba.utils.config_keys import JsonConfig
 
-POOLINGS = ("mean", "cls", "max", "lasttoken", "weightedmean", "mean_sqrt_len_tokens")
 ACTIVATIONS = ("Identity", "Tanh", "ReLU", "GELU", "SiLU", "Sigmoid", "LeakyReLU")
 DOCUMENT_PROMPTS = ("document", "passage", "corpus")  # sentence-transformers' encode_document() names
 QUERY_PROMPTS = ("query",)

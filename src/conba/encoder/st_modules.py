@@ -32,6 +32,7 @@ def source_readout(path: str | None, pooling: str, hf_config) -> Readout | None:
     """The read-out of the backbone at ``path`` (a folder or hub name; None: the embedded default): its
     sentence-transformers modules when it has them, else the family's default pooling; ``pooling``
     overrides the pooling either way. None when that is plain mean pooling (conba's own, in the head)."""
+    dense: dict[str, Any]
     if path is None:
         rcfg, dense = ReadoutConfig(), {}
     else:

@@ -7,10 +7,9 @@
   ``pip install 'conba[onnx]'``.
 """
 
+from conba.constants import ENGINES
 from conba.engine.batching import Batch, length_sorted_batches, pad_batch, pad_token_id, tokenize_ids
 from conba.settings import THREADS_ENV, apply_threads, requested_threads
-
-ENGINES = ("torch", "onnx", "onnx-fp32")
 
 __all__ = [
     "ENGINES",

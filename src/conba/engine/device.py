@@ -22,12 +22,10 @@ from typing import Any
 
 import torch
 
+from conba.constants import DEVICE_ENV, DTYPE_ENV, DTYPES
 from conba.errors import ConfigError
 from conba.settings import resolve_device
 
-DTYPES = ("auto", "float32", "float16", "bfloat16")
-DEVICE_ENV = "CONBA_DEVICE"
-DTYPE_ENV = "CONBA_DTYPE"
 TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 # Vectors in half precision vs float32, the same snippets (1 - cosine), for auto to pick float16 on CUDA:
 # measured on the shipped model's golden snippets (tests/test_device_dtype.py)

@@ -68,7 +68,8 @@ class OnnxEncoder:
         for i, sess in enumerate(self.sessions):
             outs = sess.run(None, {"x": x, "mask": mask.numpy().astype(np.int64)})
             hidden = outs[0]
-            if i < last:
+            if i < last:  # several sessions: a pruned model, cfg is its pruning
+                assert cfg is not None
                 index, new_mask = hard_keep_indices(torch.from_numpy(outs[1]), mask, cfg.keep_ratio, cfg.keep_first,
                                                     cfg.keep_tail)
                 if cfg.pool_pruned:

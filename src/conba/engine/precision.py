@@ -26,6 +26,7 @@ def quantize(embeddings: np.ndarray, precision: str) -> np.ndarray:
     emb = np.asarray(embeddings, dtype=np.float32)
     single = emb.ndim == 1
     emb = emb[None] if single else emb
+    out: np.ndarray
     if precision == "float32":
         out = emb
     elif precision.endswith("binary"):

@@ -29,6 +29,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -159,7 +160,8 @@ def quantize_segment(src: Path, dst: Path, feeds: list[Feed], cfg: StaticQuant) 
     # CalibStridedMinMax=1 (any method, despite the name): statistics are gathered one batch at a time and
     # merged, so batches of different lengths work (Percentile stacks a call's outputs into one array)
     # and memory stays at one batch's activations instead of all of them
-    extra = {"MatMulConstBOnly": True, "DefaultTensorType": onnx.TensorProto.FLOAT, "CalibStridedMinMax": 1}
+    extra: dict[str, Any] = {"MatMulConstBOnly": True, "DefaultTensorType": onnx.TensorProto.FLOAT,
+                             "CalibStridedMinMax": 1}
     if cfg.format == "qdq" and cfg.float_outputs:
         extra["OpTypesToExcludeOutputQuantization"] = ["MatMul", "Gemm"]
     if cfg.method == "percentile":

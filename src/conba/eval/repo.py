@@ -109,7 +109,7 @@ def _baseline_model_table(main_idx: Any, main: UnitTable, baseline_model: Any, c
 
 
 def _counts(main: UnitTable, groups: list, found: dict[str, str], missing: list) -> dict:
-    units = Counter()
+    units: Counter[str] = Counter()
     files = Counter(main.languages)
     for k, lang in enumerate(main.languages):
         units[lang] += int(main.starts[k + 1] - main.starts[k])
@@ -163,7 +163,8 @@ def evaluate_repo(paths: Sequence[str | os.PathLike], groups_file: str | os.Path
     base = groups_file.parent
     function_level = is_function_groups(groups_file)
     # bad lines fail before any indexing
-    groups = load_function_groups(groups_file) if function_level else load_groups(groups_file)
+    # FunctionGroups at the function level, list[Group] at the file level (the branches below follow the level)
+    groups: Any = load_function_groups(groups_file) if function_level else load_groups(groups_file)
     timings: dict[str, Any] = {}
 
     idx, indexing = _open_main(paths, index_dir, model, batch_size, progress, log, (device, dtype), model_options)

@@ -10,6 +10,7 @@ Glossary: u units, q queries, c candidates, d embedding width, V lexical columns
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,11 @@ from conba.eval.repo_units import UnitTable, dot
 from conba.source.overloads import overload_ids, pool_overloads
 
 __all__ = ["Method", "evaluate_functions"]
+
+
+def _tfidf_rows(vectorizer: Any, codes: list[str], languages: list[str]) -> sparse.csr_matrix:
+    """TF-IDF rows of ``codes`` (the languages are not used): a changed query of the tfidf baseline."""
+    return vectorizer.transform(codes).tocsr()
 
 
 @dataclass
@@ -149,7 +155,7 @@ def function_methods(idx: Any, tables: dict[str, UnitTable], baseline_models: di
             vectorizer = tfidf_vectorizer().fit(main.codes)
             methods[name] = Method(UnitTable(table.files, table.languages, table.starts,
                                              vectorizer.transform(main.codes).tocsr(), table.codes, units=main.units),
-                                   lambda codes, _langs, v=vectorizer: v.transform(codes).tocsr())
+                                   functools.partial(_tfidf_rows, vectorizer))
         elif name in baseline_models:
             aligned = table if table is main else _aligned(main, table, name)
             methods[name] = Method(aligned, _model_encoder(baseline_models[name], batch_size))

@@ -100,7 +100,7 @@ def table_from_index(index: Any, keep: set[str] | None = None) -> UnitTable:
     if lost:
         raise UsageError(f"{index.path}: {len(lost)} functions have no embedding (e.g. {lost[0].location}); "
                            "re-run `conba index` to finish the index")
-    vectors = embeddings[[row_of[u.id] for u in units]] if units else np.zeros((0, dim), np.float32)
+    vectors = embeddings[[row_of[u.uid] for u in units]] if units else np.zeros((0, dim), np.float32)
     files, languages, starts = _layout(units)
     return UnitTable(files, languages, starts, vectors, [u.code for u in units], units=units)
 

@@ -64,6 +64,7 @@ def evaluate(records: list[CodeRecord], model: Any, *, tfidf: bool = True,
     if weight:
         from conba.lexical import fuse
 
+        assert lexical is not None  # computed above when weight is set
         fused = fuse(dense, (lexical @ lexical.T).toarray(), weight)
         retrieval = {"conba": cross_language_retrieval(fused, groups, langs),
                      "dense": cross_language_retrieval(dense, groups, langs)}

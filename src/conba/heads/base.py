@@ -30,6 +30,11 @@ class Head(nn.Module):
     (``prefix``, any kind) act on the backbone's input: see ``conba.heads.prefix``.
     """
 
+    # parts of the ConbaLayer gate (_build_gate), None where switched off or not built
+    control_weight: nn.Parameter | None
+    feedback_weight: nn.Parameter | None
+    codes: ControlCodes | None
+
     def __init__(self, config: HeadConfig) -> None:
         super().__init__()
         config.validate()

@@ -15,13 +15,12 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
+from conba.constants import HEAD_KINDS, HEAD_MODES, STATE_AS
 from conba.errors import ConfigError
 from conba.utils.config_keys import JsonConfig
 
-HEAD_KINDS: tuple[str, ...] = ("conba", "conba-scan", "linear", "none")
-MODES: tuple[str, ...] = ("pooled", "tokens")
+MODES = HEAD_MODES
 POOLINGS: tuple[str, ...] = ("mean", "cls")
-STATE_AS: tuple[str, ...] = ("diag", "dense")
 CODE_MODES: tuple[str, ...] = ("offset", "prefix", "both")
 
 # What a head config saved before these keys existed meant (``upgrade_legacy``): no residual, a dense

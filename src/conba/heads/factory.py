@@ -35,10 +35,9 @@ _HEAD_CLASSES: dict[str, type[Head]] = {
 
 def build_head(config: HeadConfig | Mapping[str, Any]) -> Head:
     """A freshly initialised head for ``config`` (a HeadConfig or its dict form)."""
-    if not isinstance(config, HeadConfig):
-        config = HeadConfig.from_dict(config)
-    config.validate()
-    return _HEAD_CLASSES[config.kind](config)
+    cfg = config if isinstance(config, HeadConfig) else HeadConfig.from_dict(config)
+    cfg.validate()
+    return _HEAD_CLASSES[cfg.kind](cfg)
 
 
 def save_head(head: Head, directory: str | os.PathLike[str]) -> None:

@@ -6,7 +6,7 @@ Glossary:
        order; padding included)
     d: model width (``FragmentConfig.dim``)
 
-The backbone encodes each fragment once (:func:`conba.model.fragments.encode_fragments`); a fragment
+The backbone encodes each fragment once (``conba_research.fragment_encode.encode_fragments``); a fragment
 head reads x (b, f, d) with a mask (b, f) and returns (b, d). Readers (``FragmentConfig.reader``):
 
 * ``conba``: the seed ConbaLayer as a recurrence over f (:class:`conba.heads.seed_layer.ConbaLayer`,
@@ -157,6 +157,7 @@ class FragmentHead(nn.Module):
     def _read(self, x: torch.Tensor, m: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         reader = self.config.reader
         if reader in ("conba", "conba-scan"):
+            assert self.inner is not None  # built for these readers in __init__
             return self.inner(x, m)
         if reader == "first":
             return first_token(x, m)

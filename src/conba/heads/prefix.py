@@ -83,7 +83,7 @@ class PrefixCodes(nn.Module):
 
 def _require_layers(backbone) -> None:
     """Prefix codes enter at the embedding layer: conba must run the backbone's layers itself."""
-    backbone.require("own-loop", "prefix control codes (use --control-codes offset)")
+    backbone.require("own-loop", "prefix control codes (use control_codes offset)")
 
 
 def run_prefixed(backbone, prefix: PrefixCodes, hidden: torch.Tensor, attention_mask: torch.Tensor,
@@ -123,4 +123,4 @@ def require_no_prefix(head, what: str) -> None:
     if getattr(head, "prefix", None) is not None:
         raise ValueError(f"{what} does not support prefix control codes (head code_mode "
                          f"{head.config.code_mode!r}); encode with engine='torch' and no SDTP pruner, "
-                         f"or train with --control-codes offset")
+                         f"or train with control_codes offset")

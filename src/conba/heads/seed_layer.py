@@ -110,8 +110,8 @@ class ConbaLayer(Head):
         if state_prev is not None:
             if self.A is not None:
                 state = self.A(state_prev) + state
-            elif self.A_log is not None:
-                state = self.decay() * state_prev + state
+            elif (decay := self.decay()) is not None:
+                state = decay * state_prev + state
             else:
                 raise ValueError("a previous state needs mode='tokens' (pooled mode has no A)")
         return self.C(adjusted + self._feedback(state)), state

@@ -30,6 +30,7 @@ from conba.errors import ConfigError
 from conba.index.errors import CorruptIndexError
 from conba.index.vectors import file_sha256
 from conba.utils.ann import faiss_module
+from conba.utils.fault_injection import kill_point
 from conba.utils.io import atomic_write, write_npy_atomic
 
 IVF_ABOVE = 200_000  # exact IndexFlatIP up to here (≈ 10 ms a query at 200k on one core)
@@ -80,14 +81,6 @@ def nprobe_rule(nlist: int) -> int:
     4,096 lists found 0.946 of the true top 10 (held-out real queries 0.908), 128 found 0.966 (0.941) in
     3.8 ms, within the 5 ms budget; more lists probed cost time in proportion."""
     return max(NPROBE, nlist // PROBE_SHARE)
-
-
-def kill_point(name: str) -> None:
-    """Crash tests: SIGKILL this process at the point ``name`` when ``CONBA_ANN_TEST_KILL`` names it."""
-    if os.environ.get("CONBA_ANN_TEST_KILL") == name:
-        import signal
-
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def paths(folder: Path, generation: int, base: int) -> dict[str, Path]:
@@ -262,7 +255,7 @@ def build(folder: Path, chunks: Callable[[], Iterator[tuple[np.ndarray, np.ndarr
         ids.append(np.asarray(chunk_ids, dtype=np.int64))
     if rows != count:
         raise CorruptIndexError(f"{folder}: read {rows} vectors, expected {count}; {_HINT}")
-    kill_point("build-rows")
+    kill_point("ivf-build-rows")
     t1 = time.perf_counter()
     say(f"training {nlist} lists on {len(pick):,} vectors")
     ivf = train(np.concatenate(sample) if sample else np.zeros((0, dim), np.float32), dim, nlist, codes, seed=seed + 1)

@@ -28,6 +28,7 @@ import numpy as np
 from conba.index import ann_ivf
 from conba.index.errors import CorruptIndexError
 from conba.index.store import Store
+from conba.utils.fault_injection import kill_point
 
 GROWTH = 1.0  # rebuild once added_since_build > GROWTH * built_with
 DEAD = 1.0  # rebuild once removed rows > DEAD * live rows
@@ -100,7 +101,7 @@ def update(folder: Path, store: Store, ann: dict, dim: int) -> tuple[dict, Any, 
     base, generation = int(ann["base"]), int(ann["generation"]) + 1
     p = ann_ivf.paths(folder, generation, base)
     rows = ann_ivf.append_rows(p["rows"], int(ann["rows"]), vecs, dim)
-    ann_ivf.kill_point("appended")
+    kill_point("ivf-appended")
     if len(gone_rows):
         ivf.remove_ids(ann_ivf.faiss_module().IDSelectorBatch(gone_rows.astype(np.int64)))
     if len(added):
@@ -116,9 +117,9 @@ def update(folder: Path, store: Store, ann: dict, dim: int) -> tuple[dict, Any, 
                removed_since_build=int(ann["removed_since_build"]) + len(gone_rows),
                imbalance=round(float(ivf.invlists.imbalance_factor()), 4),
                ivf_sha256=ann_ivf.write_ivf(ivf, p["ivf"]))
-    ann_ivf.kill_point("ivf-written")
+    kill_point("ivf-written")
     new["ids_sha256"] = ann_ivf.write_ids(row_ids, p["ids"])
-    ann_ivf.kill_point("written")
+    kill_point("ivf-files-written")
     t4 = time.perf_counter()
     searcher = ann_ivf.IVFSearcher(ivf, ann_ivf.open_rows(p["rows"], rows, dim), row_ids,
                                    nprobe=ann_ivf.nprobe_for(new), rerank=int(new["rerank"]))

@@ -7,13 +7,13 @@ have no embedding yet, and rebuilds the FAISS file from SQLite. The changed file
 index as the last completed run left it.
 
 Environment hooks: ``CONBA_INDEX_COMMIT_EVERY`` (embeddings per transaction, default 256) and
-``CONBA_INDEX_TEST_DELAY`` (seconds to sleep after each committed batch; for crash tests).
+``CONBA_INDEX_TEST_DELAY`` (seconds to sleep after each committed batch; crash tests:
+:mod:`conba.utils.fault_injection`).
 """
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -24,6 +24,7 @@ from conba.source.extract import extract_units
 from conba.source.filters import DEFAULT_MAX_FILE_SIZE, Skip, index_error_message, read_source
 from conba.source.records import AddReport
 from conba.source.walker import Discovery, discover
+from conba.utils.fault_injection import commit_delay, pause_after_commit
 
 COMMIT_EVERY = 256
 # Raise when extract_units cuts unchanged text differently (a fix): an index built with another version
@@ -145,7 +146,7 @@ def encode_missing(store: Store, model: Any, report: AddReport, batch_size: int 
     """Embed every unit content that has no vector yet with ``engine`` (torch, onnx, onnx-fp32),
     committing every ``commit_every``."""
     commit_every = commit_every or int(os.environ.get("CONBA_INDEX_COMMIT_EVERY", COMMIT_EVERY))
-    delay = float(os.environ.get("CONBA_INDEX_TEST_DELAY", "0") or 0)
+    delay = commit_delay()  # crash tests (conba.utils.fault_injection)
     # longest first, so each committed chunk holds units of similar length: the engine's batches (sorted
     # within a chunk) then carry less padding (default-fast + ONNX on 4,695 functions: 55.5 s -> 53.7 s)
     missing = sorted(store.missing_vectors(), key=lambda row: -len(row[2]))
@@ -175,8 +176,7 @@ def encode_missing(store: Store, model: Any, report: AddReport, batch_size: int 
             bar.update(len(chunk))
             if on_batch is not None:
                 on_batch(len(chunk))
-            if delay:
-                time.sleep(delay)
+            pause_after_commit(delay)
     finally:
         bar.close()
 

@@ -164,6 +164,7 @@ def encode_file(index: Any, scorer: FileScorer, path: str, language: str | None 
     from conba.clones.compare import read_code_file
 
     text, lang = read_code_file(path, language=language, language_option="--query-language")
+    assert lang is not None  # read_code_file detects it or fails naming --query-language
     units = code_units(text, lang, path)
     codes, langs = [u.code for u in units], [u.language for u in units]
     model = index._encoding_model()

@@ -79,7 +79,7 @@ def require_engine(model: Any, engine: str) -> None:
 
     require_onnx()
     head = getattr(model, "head", None)
-    if getattr(head, "prefix", None) is not None:
+    if head is not None and getattr(head, "prefix", None) is not None:
         raise ConfigError(f"engine {engine} cannot run a model with prefix control codes (head code_mode "
                           f"{head.config.code_mode!r}); index with --engine torch")
 

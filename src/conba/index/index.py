@@ -228,7 +228,7 @@ class Index:
         report.seconds = time.perf_counter() - t0
         return report
 
-    def _add(self, paths: list, model: Any, max_file_size: int, batch_size: int, commit_every: int | None,
+    def _add(self, paths: list, model: Any, max_file_size: int, batch_size: int | None, commit_every: int | None,
              show_progress: bool, encoder: Callable[..., None] | None = None) -> AddReport:
         report = AddReport(engine=self.engine, view=getattr(model, "view", None) or "raw")
         # scan stages the changes (conba.index.staging): until commit the index stays readable as it was
@@ -260,7 +260,8 @@ class Index:
         dim = int(self._db(self.store.get_meta, "dim"))
         index, fields = self._db(vector_file.write, self.path, self.store, dim, hnsw_above=self.hnsw_above,
                                  ivf_above=self.ivf_above, rebuild=rebuild)  # updates the last manifest's
-        lexical = lexical_file.update(self.path / LEXICAL_NAME, *self._db(self.store.unit_hashes), self.store.codes_of)
+        ids, hashes = self._db(self.store.unit_hashes)
+        lexical = lexical_file.update(self.path / LEXICAL_NAME, ids, hashes, self.store.codes_of)
         manifest = {
             "format": "conba-index", "format_version": FORMAT_VERSION,
             "model": self._db(self.store.get_meta, "model"),

@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import conba
+from conba.constants import MODEL_CONFIG_NAME, SHIPPED_MODEL_DIRS
 from conba.index import identity
 
 __all__ = ["LazyModel", "STAMP_META", "add_model", "model_folder", "model_stamp"]
 STAMP_META = "model_stamp"
-CONFIG_NAME = "conba_config.json"  # conba.model.core.CONFIG_NAME (not imported: that imports torch)
-SHIPPED_DIRS = {"default": "default_model", "default-fast": "default_fast"}  # conba.model.loading's shipped names
+CONFIG_NAME = MODEL_CONFIG_NAME
+SHIPPED_DIRS = SHIPPED_MODEL_DIRS
 
 
 def model_folder(name: str) -> Path | None:

@@ -149,5 +149,6 @@ def load(path: str | os.PathLike, recorded: dict | None, units: Callable[[], tup
         assert rows is not None
         ids, _, tf = rows
     else:
-        ids, _, tf = build_rows(*units(), codes_of, None)
+        unit_ids, hashes = units()
+        ids, _, tf = build_rows(unit_ids, hashes, codes_of, None)
     return LexicalIndex(ids, tf)

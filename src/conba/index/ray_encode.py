@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from conba.errors import ConfigError
 from conba.index.errors import CodeIndexError
 from conba.index.store import Store
 from conba.source.records import AddReport
+from conba.utils.fault_injection import commit_delay, pause_after_commit
 
 RAY_HINT = "pip install 'conba[ray]'"
 
@@ -138,11 +138,11 @@ class RayEncoder:
             why = f" for engine {engine!r}" if engine != "torch" else ""
             raise CodeIndexError(f"--device {self.device}: the Ray cluster has no GPUs{why}; use --device auto or cpu")
         if gpus:
-            size, per_actor, threads = gpus, {"num_gpus": 1, "num_cpus": 1}, 1
+            size, per_actor, threads = gpus, {"num_gpus": 1.0, "num_cpus": 1.0}, 1
         else:
             cpus = max(1, int(resources.get("CPU", 1)))
             size = max(1, cpus // self.cpus_per_actor)
-            per_actor, threads = {"num_cpus": min(self.cpus_per_actor, cpus)}, min(self.cpus_per_actor, cpus)
+            per_actor, threads = {"num_cpus": float(min(self.cpus_per_actor, cpus))}, min(self.cpus_per_actor, cpus)
         if self.max_actors:
             size = min(size, self.max_actors)
         return max(1, min(size, blocks)), per_actor, threads
@@ -153,7 +153,7 @@ class RayEncoder:
         from conba.index.builder import COMMIT_EVERY
 
         commit_every = commit_every or int(os.environ.get("CONBA_INDEX_COMMIT_EVERY", COMMIT_EVERY))
-        delay = float(os.environ.get("CONBA_INDEX_TEST_DELAY", "0") or 0)
+        delay = commit_delay()  # crash tests (conba.utils.fault_injection)
         missing = store.missing_vectors()
         report.units_encoded = len(missing)
         if not missing:
@@ -190,8 +190,7 @@ class RayEncoder:
                 bar.update(len(batch["hash"]))
                 if on_batch is not None:
                     on_batch(len(batch["hash"]))
-                if delay:
-                    time.sleep(delay)
+                pause_after_commit(delay)
         except Exception as exc:
             if isinstance(exc, CodeIndexError):
                 raise

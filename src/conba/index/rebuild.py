@@ -26,7 +26,6 @@ import ctypes
 import errno
 import os
 import shutil
-import signal
 import sqlite3
 import sys
 from pathlib import Path
@@ -38,19 +37,14 @@ from conba.index.errors import IndexBusyError, ModelMismatchError
 from conba.index.identity import model_label
 from conba.index.lock import LOCK_NAME, IndexLock
 from conba.index.store import Store
+from conba.utils.fault_injection import kill_point
 from conba.utils.io import read_json, replace_dir, sibling, write_json_atomic
 
 __all__ = ["MARK", "SUFFIX", "begin", "exchange_dirs", "excluded", "finish", "on_error", "recover", "work_dir"]
 SUFFIX = ".rebuild"
 MARK = "rebuild.json"  # in PATH.rebuild while it holds a rebuild in progress
-KILL_ENV = "CONBA_REBUILD_TEST_KILL"
 _AT_FDCWD, _RENAME_EXCHANGE = -100, 2
 RECOVER_WAIT_S = 60.0  # how long opening an index waits for a live writer in the middle of replace_dir
-
-
-def _test_kill(step: str) -> None:
-    if os.environ.get(KILL_ENV) == step:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def work_dir(path: str | os.PathLike) -> Path:
@@ -113,13 +107,13 @@ def finish(idx: Any, db_name: str) -> None:
     if idx._target is None:
         return
     work, target = Path(idx.path), Path(idx._target)
-    _test_kill("encoded")
+    kill_point("rebuild-encoded")
     idx.store.close()
     old_lock, new_lock = idx._lock, IndexLock(work)
     new_lock.acquire()  # nobody else can hold it: only the holder of target's lock writes PATH.rebuild
     (work / MARK).unlink()  # the new index is no rebuild in progress; after the exchange, the old one is none either
     exchange_dirs(work, target)
-    _test_kill("swapped")
+    kill_point("rebuild-swapped")
     new_lock.folder, new_lock.path = target, target / LOCK_NAME
     new_lock._depth = old_lock._depth
     old_lock.folder, old_lock.path = work, work / LOCK_NAME  # its file: the old index's (gone after replace_dir)

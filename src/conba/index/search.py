@@ -59,7 +59,7 @@ def fused_search(index, queries: np.ndarray, lexical_queries, k: int, language: 
         lex_all[:, unit_languages != language] = -np.inf
     m = min(wide, lex_all.shape[1])
     for q in range(len(queries)):
-        dense = {h.unit.id: h.score for h in dense_hits[q]}
+        dense = {h.unit.uid: h.score for h in dense_hits[q]}
         row = lex_all[q]
         top = np.argpartition(-row, m - 1)[:m] if m < len(row) else np.arange(len(row))
         lex_ids = [int(lexical.ids[r]) for r in top if np.isfinite(row[r]) and row[r] > 0]

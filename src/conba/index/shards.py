@@ -174,7 +174,8 @@ def _serve(folder: str, conn: Any) -> None:
         return
     while (msg := conn.recv()) is not None:
         try:
-            conn.send(("ok", idx.search_vectors(*msg[:3], codes=msg[3])))
+            queries, k, language, codes = msg
+            conn.send(("ok", idx.search_vectors(queries, k, language, codes=codes)))
         except Exception as exc:
             conn.send(("error", f"{folder}: {exc}"))
     idx.close()

@@ -33,6 +33,7 @@ from conba.index.errors import CodeIndexError, ModelUpgradeError
 from conba.index.model_load import load_index_model
 from conba.index.placement import apply_placement
 from conba.index.upgrade_check import long_units, upgrade_target
+from conba.utils.fault_injection import commit_delay, pause_after_commit
 from conba.utils.io import read_json, write_json_atomic
 
 __all__ = ["UpgradeReport", "add_model", "check_model", "first_check", "first_load", "load_model", "refuse_deferred",
@@ -166,7 +167,7 @@ def _encode(store: Any, model: Any, hashes: list[str], engine: str) -> None:
     from tqdm.auto import tqdm
 
     every = int(os.environ.get("CONBA_INDEX_COMMIT_EVERY", COMMIT_EVERY))
-    delay = float(os.environ.get("CONBA_INDEX_TEST_DELAY", "0") or 0)  # for crash tests, as builder's
+    delay = commit_delay()  # crash tests (conba.utils.fault_injection), as builder's
     rows = []
     for start in range(0, len(hashes), 500):
         chunk = hashes[start:start + 500]
@@ -183,8 +184,7 @@ def _encode(store: Any, model: Any, hashes: list[str], engine: str) -> None:
                 db.executemany(f"INSERT OR REPLACE INTO {TABLE}(hash, vector, crc) VALUES (?, ?, ?)",
                                [(r[0], v.tobytes(), zlib.crc32(v.tobytes())) for r, v in zip(part, vecs)])
             bar.update(len(part))
-            if delay:
-                time.sleep(delay)
+            pause_after_commit(delay)
 
 
 def _commit(store: Any, hashes: list[str], target: str, name: str | None) -> None:

@@ -21,6 +21,7 @@ from conba.index import ann_ivf, ann_update
 from conba.index import vectors as vec
 from conba.index.errors import CorruptIndexError
 from conba.index.store import Store
+from conba.utils.fault_injection import kill_point
 
 VECTORS_NAME, MANIFEST_NAME = "vectors.faiss", "manifest.json"
 
@@ -75,7 +76,7 @@ def _fields(ann: dict, run: dict) -> dict:
 
 def remove_unused(folder: Path, manifest: dict) -> None:
     """Delete the vector files the written ``manifest`` no longer names (the old structure)."""
-    ann_ivf.kill_point("cleanup")
+    kill_point("ivf-cleanup")
     if manifest.get("kind") == "ivf":
         (folder / VECTORS_NAME).unlink(missing_ok=True)
         ann_ivf.remove_unused(folder, manifest["ann"])

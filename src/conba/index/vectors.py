@@ -7,6 +7,7 @@ are L2-normalised, so inner product = cosine similarity. Ids are the SQLite unit
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from conba.utils.io import atomic_write
 __all__ = ["HNSW_ABOVE", "build", "file_sha256", "read", "search", "write"]
 
 
-def file_sha256(path: str | Path) -> str:
+def file_sha256(path: str | os.PathLike[str]) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):

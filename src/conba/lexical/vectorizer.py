@@ -95,7 +95,8 @@ class LexicalVectorizer:
         return self.weigh(tf, table.weights())
 
 
-def row_pair_cosines(vectors: sparse.csr_matrix, rows_a: Sequence[int], rows_b: Sequence[int]) -> np.ndarray:
+def row_pair_cosines(vectors: sparse.csr_matrix, rows_a: Sequence[int] | np.ndarray,
+                     rows_b: Sequence[int] | np.ndarray) -> np.ndarray:
     """(m,) float32 cosines of the row pairs ``(rows_a[k], rows_b[k])`` of unit-length rows ``vectors``."""
     a, b = vectors[np.asarray(rows_a, dtype=np.int64)], vectors[np.asarray(rows_b, dtype=np.int64)]
     return np.asarray(a.multiply(b).sum(axis=1), dtype=np.float32).ravel()

@@ -47,8 +47,8 @@ def aligned_half(unit: Any, blocks: list[dict[str, Any]], side: str) -> Markup:
     rows = []
     for i, html in enumerate(lines[:MAX_CODE_LINES]):
         n = first + i
-        k = band.get(n)
-        cls = "al" if k is None else f"al ab{k % BAND_COLOURS} ak{min(k, MAX_BLOCKS)}"
+        block = band.get(n)
+        cls = "al" if block is None else f"al ab{block % BAND_COLOURS} ak{min(block, MAX_BLOCKS)}"
         rows.append(f'<span class="{cls}"><span class="lineno">{n:>4}</span> {html}</span>')
     if len(lines) > MAX_CODE_LINES:
         rows.append(f'<span class="al">... ({len(lines) - MAX_CODE_LINES} more lines)</span>')

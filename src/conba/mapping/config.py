@@ -1,10 +1,13 @@
-"""Settings of ``conba map``: the clone threshold, the margin that makes a match ambiguous, candidates shown."""
+"""Settings of ``conba map``: the mapping configuration (the clone threshold, the scoring constants, what is
+mapped, the CI gate), one JSON file a user saves and passes with ``conba map --config FILE``
+(docs/MAP_CONFIG.md lists every key and its default)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from conba.errors import ConfigError
+from conba.utils.config_keys import JsonConfig
 
 DEFAULT_MARGIN = 0.02
 DEFAULT_CANDIDATES = 3
@@ -18,7 +21,7 @@ ONLY = ("matched", "ambiguous", "missing")
 
 
 @dataclass(frozen=True)
-class MapConfig:
+class MapConfig(JsonConfig):
     """How source functions are mapped onto target functions.
 
     ``threshold``: the score a pair needs to count as a counterpart (None: the index's calibrated clone
@@ -35,7 +38,12 @@ class MapConfig:
     ``name_bonus``: how much a source and a target function that alone share a name key are raised for the
     assignment when they score at least ``threshold - name_bonus`` (:mod:`conba.mapping.names`; 0: off).
     ``constructor_penalty``: how much lower a pair of a constructor and a function that is not one (in two
-    languages that have constructors) scores for the assignment (:mod:`conba.mapping.kinds`; 0: off)."""
+    languages that have constructors) scores for the assignment (:mod:`conba.mapping.kinds`; 0: off).
+    ``lexical_weight``: the share of the lexical cosine in the score of an index the command creates or opens
+    (None: the index's own). ``min_coverage``: ``conba map`` exits with status 1 when less than this percent of
+    the source functions have a counterpart (None: never)."""
+
+    config_name = "mapping configuration"
 
     threshold: float | None = None
     margin: float = DEFAULT_MARGIN
@@ -48,6 +56,8 @@ class MapConfig:
     align: bool = True
     name_bonus: float = DEFAULT_NAME_BONUS
     constructor_penalty: float = DEFAULT_CONSTRUCTOR_PENALTY
+    lexical_weight: float | None = None
+    min_coverage: float | None = None
 
     def __post_init__(self) -> None:
         if self.threshold is not None and not -1.0 <= self.threshold <= 1.0:
@@ -57,6 +67,10 @@ class MapConfig:
         for name in ("relax", "contrast", "path_weight", "name_bonus", "constructor_penalty"):
             if not 0.0 <= getattr(self, name) <= 2.0:
                 raise ConfigError(f"{name} must be in [0, 2], got {getattr(self, name)}")
+        if self.lexical_weight is not None and not 0.0 <= self.lexical_weight <= 1.0:
+            raise ConfigError(f"lexical_weight must be in [0, 1] or null, got {self.lexical_weight}")
+        if self.min_coverage is not None and not 0.0 <= self.min_coverage <= 100.0:
+            raise ConfigError(f"min_coverage must be in [0, 100] or null, got {self.min_coverage}")
         if self.nearest < 0:
             raise ConfigError(f"nearest must be >= 0, got {self.nearest}")
         if self.candidates < 1:

@@ -68,13 +68,13 @@ def _matcher(base: str | os.PathLike | None, files: list[str]) -> Any:
 
 
 def unit_labels(groups: list[dict[str, Any]], units: list[Unit],
-                base: str | os.PathLike | None = None) -> dict[int, str]:
+                base: str | os.PathLike | None = None) -> dict[int | None, str]:
     """unit id -> group, for every function member found among ``units`` (``base``: the groups file's folder)."""
     where = _matcher(base, sorted({u.file for u in units}))
     by_file: dict[str, list[Unit]] = defaultdict(list)
     for u in units:
         by_file[u.file].append(u)
-    labels: dict[int, str] = {}
+    labels: dict[int | None, str] = {}  # by unit id (a unit without one has no label)
     for g in groups:
         for m in g.get("members", []):
             for file in where(str(m.get("file", ""))):  # one per copy of the file (e.g. a tree and its port)
@@ -86,7 +86,7 @@ def unit_labels(groups: list[dict[str, Any]], units: list[Unit],
                            and _last_name(u.qualname) == last]
                        or [u for u in here if u.qualname == m.get("name")])
                 for u in hit[:1]:
-                    labels[int(u.id)] = str(g["group"])
+                    labels[u.id] = str(g["group"])
     return labels
 
 
@@ -106,7 +106,7 @@ def _ratio(a: int, b: int) -> float | None:
     return round(a / b, 4) if b else None
 
 
-def evaluate_functions(port: PortMap, labels: dict[int, str]) -> dict[str, Any]:
+def evaluate_functions(port: PortMap, labels: dict[int | None, str]) -> dict[str, Any]:
     """Matched-pair precision / recall and missing detection of ``port`` against unit ``labels``."""
     in_target = {labels[u.id] for u in port.targets if u.id in labels}
     graded = correct = present = found = absent = reported = false_missing = 0

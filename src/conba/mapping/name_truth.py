@@ -1,5 +1,5 @@
 """The name-key truth of a name-keeping port: which source functions are unported, and how right the map's
-*missing* list is against it (:mod:`conba.mapping.evaluate` has the rest of the measuring).
+*missing* list is against it (the research suite's ``conba_research.map_evaluate`` has the rest of the measuring).
 
 This module is the one definition of the **name key** the truth uses (the issue: "a source function is
 unported when no target function has its name key"); the map's name anchors use the same folded keys.
@@ -61,7 +61,7 @@ def graded(unit: Unit, constructor: bool | None = None) -> bool:
     return not (constructor_mask([unit])[0] if constructor is None else constructor)
 
 
-def graded_ids(port: PortMap) -> set[int]:
+def graded_ids(port: PortMap) -> set[int | None]:
     """The ids of the graded source functions of ``port``."""
     ctor = constructor_mask([f.source for f in port.functions])
     return {f.source.id for f, c in zip(port.functions, ctor, strict=True) if graded(f.source, bool(c))}
@@ -78,7 +78,7 @@ def truth_keys(qualname: str, folded: bool = False) -> set[str]:
     return folded_keys(qualname) if folded else {literal_key(qualname)}
 
 
-def unported(port: PortMap, folded: bool = False) -> dict[int, bool]:
+def unported(port: PortMap, folded: bool = False) -> dict[int | None, bool]:
     """graded source unit id -> True when no target function of ``port`` shares a key with it
     (:func:`truth_keys`: the literal key, ``folded``: the folded ones)."""
     ids = graded_ids(port)
@@ -92,7 +92,7 @@ def evaluate_missing(port: PortMap, folded: bool = False) -> dict[str, Any]:
     truth = unported(port, folded)
     reported = [f for f in port.functions if f.status == MISSING and f.source.id in truth]
     absent = sum(truth.values())
-    right = sum(truth[f.source.id] for f in reported)
+    right = sum(truth[f.source.uid] for f in reported)
     prefix = "folded_" if folded else ""
     return {f"{prefix}graded": len(truth), f"{prefix}unported_by_name": absent,
             f"{prefix}reported_missing": len(reported), f"{prefix}missing_right": right,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from conba.clones.display import display_path
@@ -20,7 +21,7 @@ def _selected(port: PortMap, only: str | None) -> list[FunctionMatch]:
     return [f for f in port.functions if only is None or f.status == only]
 
 
-def write_jsonl(port: PortMap, out: TextIO, only: str | None = None, extra: list[dict[str, Any]] = ()) -> None:
+def write_jsonl(port: PortMap, out: TextIO, only: str | None = None, extra: Sequence[dict[str, Any]] = ()) -> None:
     """One line per source function; without ``only`` also one per source file and a summary line."""
     for f in _selected(port, only):
         out.write(json.dumps(f.to_dict()) + "\n")
@@ -56,7 +57,7 @@ def write_plain(port: PortMap, out: TextIO, only: str | None = None) -> None:
 
 
 def write_map(port: PortMap, out: TextIO, fmt: str = "jsonl", only: str | None = None,
-              extra: list[dict[str, Any]] = ()) -> None:
+              extra: Sequence[dict[str, Any]] = ()) -> None:
     """Write ``port`` in ``fmt`` (jsonl, csv, html, plain); ``extra`` lines (e.g. an evaluation) end the JSONL."""
     if fmt == "jsonl":
         write_jsonl(port, out, only, extra)

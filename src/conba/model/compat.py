@@ -55,7 +55,7 @@ def single_window(model: Any, codes: Sequence[str], languages: Sequence[str] | N
 
     codes = list(codes)
     langs = [""] * len(codes) if languages is None else list(languages)
-    view = check_view(view or getattr(model, "view", "raw"))
+    view = check_view(view or getattr(model, "view", None) or "raw")
     if view != "raw":
         codes, _ = apply_views(codes, langs, view)
     max_chunks = check_max_chunks(model.max_chunks)

@@ -11,12 +11,13 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from torch import nn
 
+from conba.constants import MODEL_CONFIG_NAME, SHIPPED_MODEL_DIRS
 from conba.encoder.backbone import Backbone, BackboneConfig, is_embedded
 from conba.encoder.layers import dense_states, supports_own_loop
 from conba.encoder.sdtp.pruned import embed_pruned, embed_states
@@ -26,10 +27,14 @@ from conba.errors import ConbaError, ConfigError
 from conba.heads import Head, HeadConfig, build_head
 from conba.syntax.view import check_view
 
-CONFIG_NAME = "conba_config.json"
-DEFAULT_MODEL_DIR = Path(__file__).parent.parent / "default_model"
+if TYPE_CHECKING:
+    from conba.encoder.sdtp import PruneModule
+    from conba.heads.fragments import FragmentHead
+
+CONFIG_NAME = MODEL_CONFIG_NAME
+DEFAULT_MODEL_DIR = Path(__file__).parent.parent / SHIPPED_MODEL_DIRS["default"]
 DEFAULT_SDTP_DIR = Path(__file__).parent.parent / "prune" / "default"  # SDTP scorers trained for the default model
-DEFAULT_FAST_DIR = Path(__file__).parent.parent / "default_fast"  # the distilled student (conba distill)
+DEFAULT_FAST_DIR = Path(__file__).parent.parent / SHIPPED_MODEL_DIRS["default-fast"]  # the student (conba distill)
 DEFAULT_BATCH_TOKENS = CPU_BATCH_TOKENS  # padded tokens per encode batch on a CPU (conba.engine.batching)
 FORMAT_VERSION = 1
 
@@ -61,17 +66,17 @@ class ConbaModel(nn.Module):
         # The lexical share of the fused score that indexes built with this model use (conba.lexical);
         # 0: dense only. Not part of the fingerprint: it changes scores, not vectors.
         self.lexical_weight: float = 0.0
-        self.pruner: nn.Module | None = None  # SDTP token scorers (conba.prune), saved in prune/
+        self.pruner: PruneModule | None = None  # SDTP token scorers (conba.prune), saved in prune/
         self.use_pruning = True  # encode() prunes when a pruner is attached; load_model(prune=False) turns it off
         self._engines: dict = {}  # ONNX Runtime encoders built on first use (conba.engine.onnx_runtime)
         self.max_chunks: int | None = 1  # windows per long snippet (conba.engine.chunks); 1 = truncate
         # The read-out of a long snippet's windows (conba.heads.fragments.FragmentHead, saved in fragment_head/);
         # None: their token-weighted mean. Used only when max_chunks != 1; one-window snippets never see it.
-        self.fragment_head: nn.Module | None = None
+        self.fragment_head: FragmentHead | None = None
         if backbone.readout is not None and head.needs_tokens:
             raise ConfigError(f"head {head.config.kind}/{head.config.mode} reads every token state, but the backbone "
                               f"has its own read-out ({backbone.readout.config.describe()}); use a pooled head "
-                              "(none, linear, or conba with --head-mode pooled)")
+                              "(none, linear, or conba with head_mode pooled)")
         self._source_fingerprint: tuple[torch.dtype, str] | None = None  # kept across casts (_apply)
 
     # ------------------------------------------------------------------ construction
@@ -188,9 +193,9 @@ class ConbaModel(nn.Module):
             full = self.encode(codes, languages, batch_size, show_progress_bar, normalize, engine=engine,
                                max_batch_tokens=max_batch_tokens, max_chunks=max_chunks, view=view,
                                prompt_name=prompt_name, prompt=prompt)
-            return quantize(full, precision)
+            return quantize(np.asarray(full), precision)
         single = isinstance(codes, str)
-        codes = [codes] if single else list(codes)
+        codes = [codes] if isinstance(codes, str) else list(codes)
         if isinstance(languages, str) or languages is None:
             languages = [languages or ""] * len(codes)
         languages = list(languages)
@@ -282,7 +287,7 @@ class ConbaModel(nn.Module):
             from conba.engine.onnx_runtime import onnx_encoder
 
             out = onnx_encoder(self, engine, prune).token_states(input_ids, attention_mask,
-                                                                 self.pruner.config if prune else None)
+                                                                 self.pruner.config if prune and self.pruner else None)
             return embed_states(self, out.to(attention_mask.device), lang_ids)
         if prune:
             return embed_pruned(self, input_ids, attention_mask, lang_ids)
@@ -307,7 +312,7 @@ class ConbaModel(nn.Module):
 
     def _as_embeddings(self, x: Any, languages: Any) -> np.ndarray:
         if isinstance(x, str) or (isinstance(x, (list, tuple)) and x and isinstance(x[0], str)):
-            return self.encode(x, languages=languages)
+            return np.asarray(self.encode(x, languages=languages))
         if isinstance(x, torch.Tensor):
             return x.detach().float().cpu().numpy()
         return np.asarray(x, dtype=np.float32)

@@ -4,6 +4,7 @@ student with fewer layers), ``zero-shot``, a conba model folder or a bare Huggin
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from conba.encoder.backbone import BackboneError
 from conba.model.core import CONFIG_NAME, DEFAULT_FAST_DIR, DEFAULT_MODEL_DIR, DEFAULT_SDTP_DIR, ConbaModel, ModelError
@@ -35,7 +36,7 @@ def load_model(name_or_path: str | Path = "default", prune: bool = True, *, devi
 
 def _load_model(name_or_path: str | Path, pooling: str = "", trust_remote_code: bool = False) -> ConbaModel:
     name = str(name_or_path)
-    bare = {"pooling": pooling, "trust_remote_code": trust_remote_code}
+    bare: dict[str, Any] = {"pooling": pooling, "trust_remote_code": trust_remote_code}
     if pooling and (name in ("default", "default-fast", "default-sdtp") or (Path(name) / CONFIG_NAME).exists()):
         raise ModelError(f"--pooling applies to a bare Hugging Face or sentence-transformers model, not to the conba "
                          f"model '{name}' (its read-out is part of it)")

@@ -20,8 +20,9 @@ round-trip exactly). A backbone saved with ``trust_remote_code`` loads only with
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from conba.model.core import ConbaModel
 
 
-def round_to(dtype: torch.dtype, tensors: list[torch.Tensor]) -> None:
+def round_to(dtype: torch.dtype, tensors: Sequence[torch.Tensor]) -> None:
     """Round tensors in place to ``dtype`` precision (kept float32), so what is saved loads back exact."""
     with torch.no_grad():
         for t in tensors:
@@ -68,7 +69,8 @@ def _save_backbone(model: ConbaModel, directory: Path, storage: str, dtype: str)
             round_to(torch.float16, list(model.backbone.model.parameters()))
         tmpdir = directory / ".backbone.tmp"
         shutil.rmtree(tmpdir, ignore_errors=True)
-        model.backbone.model.save_pretrained(tmpdir, safe_serialization=True)
+        hf: Any = model.backbone.model  # a transformers PreTrainedModel
+        hf.save_pretrained(tmpdir, safe_serialization=True)
         model.backbone.tokenizer.save_pretrained(tmpdir)
         replace_dir(tmpdir, directory / "backbone")
         (directory / "backbone_delta.safetensors").unlink(missing_ok=True)

@@ -136,7 +136,7 @@ def write_files(model: Any, directory: str | Path, backbone_dir: str = "backbone
     if readout is not None:  # the backbone's own Dense layers and Normalize (conba.encoder.readout)
         for linear, act in zip(readout.dense, readout._acts):
             add("Dense", linear, act)
-        if rcfg.normalize and head.kind == "linear":
+        if rcfg is not None and rcfg.normalize and head.kind == "linear":
             add("Normalize")
     if head.kind == "linear":
         add("Dense", model.head.fc)

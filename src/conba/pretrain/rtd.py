@@ -11,6 +11,8 @@ plus a two-layer token-classification head. Loss = generator MLM + λ · discrim
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -43,7 +45,8 @@ class Generator(nn.Module):
         self.width = g
         self.project = nn.Linear(d, g) if g != d else nn.Identity()
         self.encoder = BertModel(body, add_pooling_layer=False).encoder
-        self.head = MLMHead(g, backbone.get_input_embeddings())
+        hf: Any = backbone  # a transformers PreTrainedModel
+        self.head = MLMHead(g, hf.get_input_embeddings())
         self._backbone = [backbone]
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

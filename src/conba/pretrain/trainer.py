@@ -15,6 +15,7 @@ from __future__ import annotations
 import shutil
 import time
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import torch
@@ -78,7 +79,9 @@ class Pretrainer:
         return {"backbone": self.model, **self.heads}
 
     def _optimizer(self) -> torch.optim.Optimizer:
-        decay, no_decay, seen = [], [], set()
+        decay: list[torch.nn.Parameter] = []
+        no_decay: list[torch.nn.Parameter] = []
+        seen: set[int] = set()
         for module in self._modules().values():
             for name, p in module.named_parameters():
                 if id(p) in seen:
@@ -138,11 +141,11 @@ class Pretrainer:
         with self._autocast():
             if "mlm_head" in self.heads:
                 hidden = self.model(input_ids=masked, attention_mask=attn).last_hidden_state
-                loss, _ = mlm_loss(self.heads["mlm_head"], hidden, labels)
+                loss, _ = mlm_loss(cast(MLMHead, self.heads["mlm_head"]), hidden, labels)
                 total = total + cfg.mlm_weight * loss
                 stats["mlm"] = loss.item()
             if "generator" in self.heads:
-                gen_loss, sampled = generator_step(self.heads["generator"], masked, attn, labels)
+                gen_loss, sampled = generator_step(cast(Generator, self.heads["generator"]), masked, attn, labels)
                 corrupted, rtd_labels = replaced_token_labels(ids, chosen, sampled)
                 hidden = self.model(input_ids=corrupted, attention_mask=attn).last_hidden_state
                 disc, acc = discriminator_loss(self.heads["disc_head"](hidden), rtd_labels, attn)
@@ -244,7 +247,7 @@ class Pretrainer:
 def _plot(history: list[dict], path: Path, cfg: PretrainConfig) -> None:
     import importlib.util
 
-    if not history or importlib.util.find_spec("matplotlib") is None:  # optional: pip install 'conba[research]'
+    if not history or importlib.util.find_spec("matplotlib") is None:  # optional: pip install 'conba[plots]'
         return
     import matplotlib
 

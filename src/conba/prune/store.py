@@ -43,7 +43,9 @@ class SaliencyStore:
     def save(self, path: str | Path) -> None:
         from safetensors.torch import save_file
 
-        recs, rows, sal = [], [], {p: [] for p in self.layers}
+        recs: list = []
+        rows: list = []
+        sal: dict[int, list] = {p: [] for p in self.layers}
         batch_offsets = [0]
         for r, ids, s in self.batches:
             recs += r

@@ -93,8 +93,8 @@ def _visit(node: Any, src: bytes, grammar: Grammar, scope: list[str], path: str,
             _emit(span, _head(span, grammar), name, src, grammar, scope, path, language, out, binding=True)
             continue
         if kind in grammar.containers:
-            name = _container_name(child, src)
-            _visit(child, src, grammar, scope + [name] if name else scope, path, language, out)
+            container = _container_name(child, src)
+            _visit(child, src, grammar, scope + [container] if container else scope, path, language, out)
             continue
         _visit(child, src, grammar, scope, path, language, out)
 

@@ -38,7 +38,7 @@ MINIFIED_AVG_LINE = 250  # mean characters per line above which a file counts as
 class Skip(ConbaError):
     """A file is not indexed. ``reason`` is short and countable; ``str(self)`` names the file."""
 
-    def __init__(self, path: str | Path, reason: str, detail: str | None = None):
+    def __init__(self, path: str | os.PathLike[str], reason: str, detail: str | None = None):
         self.path = str(path)
         self.reason = reason
         super().__init__(f"{path}: {detail or reason}")
@@ -117,7 +117,7 @@ def read_source(path: str | Path, max_size: int = DEFAULT_MAX_FILE_SIZE) -> str:
     return text
 
 
-def check_regular(path: str | Path, mode: int) -> None:
+def check_regular(path: str | os.PathLike[str], mode: int) -> None:
     """:class:`Skip` ("not a regular file") unless ``mode`` (an ``st_mode``) is a regular file's: a FIFO
     would block the read, a device would be read as code."""
     if not stat.S_ISREG(mode):

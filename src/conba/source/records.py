@@ -27,6 +27,13 @@ class Unit:
     id: int | None = None
 
     @property
+    def uid(self) -> int:
+        """The id of a unit read back from an index (None only before it is stored: a ValueError here)."""
+        if self.id is None:
+            raise ValueError(f"{self.file}:{self.start_line}: {self.qualname} is not stored in an index (no id)")
+        return self.id
+
+    @property
     def hash(self) -> str:
         return content_hash(self.language, self.code)
 

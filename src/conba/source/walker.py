@@ -126,7 +126,8 @@ def discover(paths: Iterable[str | os.PathLike], max_size: int = DEFAULT_MAX_FIL
         try:
             mode = os.stat(path).st_mode  # Path.is_dir() would say False for a symlink loop
         except OSError as exc:
-            why = {errno.ELOOP: "symlink loop", errno.ENOENT: "broken symlink"}.get(exc.errno, exc.strerror)
+            reasons: dict[int | None, str | None] = {errno.ELOOP: "symlink loop", errno.ENOENT: "broken symlink"}
+            why = reasons.get(exc.errno, exc.strerror)
             raise SourceError(f"{raw}: {why}") from None
         real = Path(os.path.realpath(path))
         if stat.S_ISDIR(mode):

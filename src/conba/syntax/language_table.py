@@ -257,9 +257,11 @@ def derive(table: Mapping[str, Language]) -> tuple[dict[str, str], dict[str, str
 
 
 def _sync() -> None:
-    for view, derived in zip((EXTENSIONS, EXTENSION_GRAMMARS, GRAMMARS, RULES), derive(TABLE)):
+    views: tuple[dict, ...] = (EXTENSIONS, EXTENSION_GRAMMARS, GRAMMARS, RULES)
+    derived_views: tuple[dict, ...] = derive(TABLE)
+    for view, derived in zip(views, derived_views):
         view.clear()
-        view.update(derived)  # type: ignore[attr-defined]
+        view.update(derived)
 
 
 def register(lang: Language) -> None:

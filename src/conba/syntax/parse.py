@@ -75,6 +75,7 @@ def parse(code: str, language: str) -> Parsed | str:
                 key, root, language = retry, alt, other.language
     if root.type == "ERROR" or (root.has_error and error_share(root, len(src), language) > MAX_ERROR_SHARE):
         return "parse_error"
+    assert key is not None and language is not None  # a parser was found for it above
     return Parsed(key, RULES[key], src, root, language)
 
 

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from conba.constants import VIEWS
 from conba.errors import ConfigError
 from conba.syntax.callgraph import DeadCode, dead_definitions
 from conba.syntax.docs import comment_nodes, docstring_nodes, license_nodes
@@ -31,7 +32,6 @@ from conba.syntax.imports import import_nodes
 from conba.syntax.parse import Parsed, parse
 from conba.syntax.render import cut, removal_span
 
-VIEWS: tuple[str, ...] = ("raw", "code", "code+docs")
 _BLANK = bytes(10 if i == 10 else 32 for i in range(256))  # bytes.translate table: all but \n -> space
 FALLBACK_REASONS = ("language", "parse_error", "empty")
 

@@ -90,7 +90,7 @@ def _rng_parts() -> tuple[dict[str, torch.Tensor], dict]:
     version, py_state, gauss = random.getstate()
     name, mt, pos, has_gauss, cached = np.random.get_state()
     return tensors, {"python": [version, list(py_state), gauss],
-                     "numpy": [name, mt.tolist(), int(pos), int(has_gauss), float(cached)]}
+                     "numpy": [name, np.asarray(mt).tolist(), int(pos), int(has_gauss), float(cached)]}
 
 
 def save_checkpoint(path: str | Path, key: Any, state: Mapping[str, Any], *,

@@ -5,15 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from conba.constants import HEAD_KINDS, HEAD_MODES, STATE_AS  # noqa: F401  (re-exported: the CLI's choices)
 from conba.errors import ConfigError
 from conba.utils.config_keys import JsonConfig
 
 TUNE_MODES = ("none", "top-k", "full")
 LOSSES = ("supcon", "simclr")
 CONTROL_CODES = ("none", "offset", "prefix", "both")
-STATE_AS = ("diag", "dense")
-HEADS = ("conba", "conba-scan", "linear", "none")  # conba.heads.HEAD_KINDS (not imported: it loads torch)
-HEAD_MODES = ("pooled", "tokens")
+HEADS = HEAD_KINDS
 SAVE_DTYPES = ("float32", "float16")
 LR_SCHEDULES = ("constant", "linear")  # conba.train.loop.scheduled_lr
 
@@ -103,7 +102,7 @@ class TrainConfig(JsonConfig):
         if self.keep_weight < 0 or self.keep_batch < 2 or self.keep_limit < 0:
             raise ConfigError("keep_weight and keep_limit must be >= 0, keep_batch >= 2")
         if self.keep_weight > 0 and not self.keep:
-            raise ConfigError("keep_weight > 0 needs --keep FILE (the code whose similarities are kept)")
+            raise ConfigError("keep_weight > 0 needs keep: the files whose code keeps its similarities")
         if self.save_dtype not in SAVE_DTYPES:
             raise ConfigError("save_dtype must be float32 or float16")
         from conba.syntax.view import check_view

@@ -31,6 +31,7 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -93,7 +94,7 @@ def dev_score(model, dev_sets: list[list]) -> dict[str, float]:
     """Mean cross-language MAP@R per dev set and their mean (``"mean"``)."""
     from conba.eval.metrics import records_map_at_r
 
-    scores = {}
+    scores: dict[str, Any] = {}
     for records in dev_sets:
         emb = model.encode([r.code for r in records], [r.language for r in records], show_progress_bar=False)
         scores[records[0].source or f"dev{len(scores)}"] = records_map_at_r(emb, records)
@@ -296,6 +297,7 @@ def _init_student(cfg: DistillConfig, teacher, codes: list[str]):
     from conba.encoder.ffn import ffn_size
     from conba.model import load_model
 
+    assert cfg.init is not None  # the caller resumes from a student folder
     student = load_model(cfg.init, prune=False)
     if student.backbone.num_layers != len(cfg.layers) or student.dim != teacher.dim:
         raise ConfigError(f"--init {cfg.init}: {student.backbone.num_layers} layers of width {student.dim}, but "

@@ -82,8 +82,10 @@ def collect_snippets(data: list[str], source: list[str], view: str, limit: int, 
         codes += c
         langs += lang
         sources += src
-    seen: set[tuple[str, str]] = set()
-    keep = [i for i, pair in enumerate(zip(langs, codes)) if not (pair in seen or seen.add(pair))]
+    first: dict[tuple[str, str], int] = {}  # each (language, code) once: its first occurrence
+    for i, pair in enumerate(zip(langs, codes)):
+        first.setdefault(pair, i)
+    keep = sorted(first.values())
     if not keep:
         raise UsageError("no training snippets: pass --data FILE.jsonl and/or --source DIR with source files")
     codes, langs, sources = [codes[i] for i in keep], [langs[i] for i in keep], [sources[i] for i in keep]

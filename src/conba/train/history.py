@@ -38,7 +38,7 @@ class History:
     def save(self, directory: str | Path, plot: bool = True) -> None:
         directory = Path(directory)
         write_json_atomic(directory / "history.json", self.to_dict())
-        if plot and importlib.util.find_spec("matplotlib") is not None:  # optional: pip install 'conba[research]'
+        if plot and importlib.util.find_spec("matplotlib") is not None:  # optional: pip install 'conba[plots]'
             self.plot(directory)
 
     def plot(self, directory: Path) -> None:

@@ -1,4 +1,5 @@
-"""The distillation term of ``conba train --keep FILE``: keep a reference model's similarities on real code.
+"""The distillation term of ``conba train`` (``keep`` in its --config): keep a reference model's similarities
+on real code.
 
 Glossary: b batch, d embedding width, n snippets of the keep set.
 

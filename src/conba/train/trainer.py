@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from conba.constants import MODEL_CONFIG_NAME
 from conba.data import CodeRecord, cap_records, load_many, subset_groups
 from conba.encoder.backbone import BackboneConfig
 from conba.errors import UsageError
@@ -211,7 +212,7 @@ class Trainer:
 
         cfg = self.cfg
         if self.out.is_dir() and any(self.out.iterdir()) and not (self.run_dir.exists()
-                                                                   or (self.out / "conba_config.json").exists()):
+                                                                   or (self.out / MODEL_CONFIG_NAME).exists()):
             raise UsageError(f"{self.out}: folder exists and is not a conba model or run; choose another --out")
         if restart:
             shutil.rmtree(self.run_dir, ignore_errors=True)
@@ -227,7 +228,7 @@ class Trainer:
         if cfg.hard_negatives:
             vecs = train_states.pooled() if train_states is not None else self.model.encode(
                 [r.code for r in self.train_records])
-            neighbours = nearest_groups(vecs, [r.group for r in self.train_records])
+            neighbours = nearest_groups(np.asarray(vecs), [r.group for r in self.train_records])
         sampler = GroupBatchSampler([r.group for r in self.train_records],
                                     [r.language for r in self.train_records],
                                     cfg.groups_per_batch, cfg.per_group, cfg.seed, neighbours,

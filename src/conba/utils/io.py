@@ -20,7 +20,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO
 
 from conba.errors import FormatError, UsageError
 
@@ -70,7 +70,7 @@ def _commit(tmp: Path, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def atomic_write(path: str | Path, write: Callable[[Path], None]) -> None:
+def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], object]) -> None:
     """Call ``write(tmp_path)`` then rename the temporary file over ``path`` atomically; a FIFO or
     character device at ``path`` is written into directly (``write(path)``) instead (:func:`output_kind`)."""
     path = Path(path)
@@ -88,7 +88,7 @@ def atomic_write(path: str | Path, write: Callable[[Path], None]) -> None:
 
 
 @contextlib.contextmanager
-def open_output(path: str | Path, encoding: str = "utf-8") -> Iterator[IO[str]]:
+def open_output(path: str | Path, encoding: str = "utf-8") -> Iterator[TextIO]:
     """A text stream for a command's result: ``-`` is stdout (a one-line error when it is closed); a
     regular file is written to a temporary file renamed over it when the block ends without an error
     (as :func:`atomic_write`); a FIFO or character device is written into directly."""

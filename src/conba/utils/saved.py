@@ -9,9 +9,10 @@ weights that do not fit the module, :class:`ConfigError` for an unknown config k
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from torch import nn
@@ -19,6 +20,8 @@ from torch import nn
 from conba.errors import ConfigError, FormatError
 from conba.utils.config_keys import JsonConfig
 from conba.utils.io import atomic_write, read_json
+
+ModuleT = TypeVar("ModuleT", bound=nn.Module)
 
 
 def _one_line(err: BaseException) -> str:
@@ -46,7 +49,7 @@ def read_tensors(path: str | Path) -> dict[str, torch.Tensor]:
         raise FormatError(f"{path}: corrupt weights ({_one_line(err)})") from None
 
 
-def save_module(directory: str | Path, module: nn.Module, config: JsonConfig, config_name: str,
+def save_module(directory: str | os.PathLike[str], module: nn.Module, config: JsonConfig, config_name: str,
                 weights_name: str, metadata: dict[str, str] | None = None) -> Path:
     """Write ``module.state_dict()`` to ``directory/weights_name`` and ``config`` to ``directory/config_name``."""
     directory = Path(directory)
@@ -67,7 +70,7 @@ def read_config(directory: str | Path, config_cls: type[JsonConfig], config_name
     return config_cls.from_dict(raw, source=path)
 
 
-def load_state(module: nn.Module, directory: str | Path, weights_name: str, config_name: str) -> nn.Module:
+def load_state(module: ModuleT, directory: str | os.PathLike[str], weights_name: str, config_name: str) -> ModuleT:
     """Load ``directory/weights_name`` into ``module`` (strict), cast to the saved float dtype."""
     path = Path(directory) / weights_name
     state = read_tensors(path)
@@ -81,8 +84,8 @@ def load_state(module: nn.Module, directory: str | Path, weights_name: str, conf
     return module
 
 
-def load_built(directory: str | Path, config_cls: type[JsonConfig], config_name: str, weights_name: str,
-               build: Callable[[Any], nn.Module], upgrade: Any = None) -> nn.Module:
+def load_built(directory: str | os.PathLike[str], config_cls: type[JsonConfig], config_name: str, weights_name: str,
+               build: Callable[[Any], ModuleT], upgrade: Any = None) -> ModuleT:
     """:func:`read_config`, ``build(config)`` (its ConfigError names the config file), then :func:`load_state`."""
     directory = Path(directory)
     config = read_config(directory, config_cls, config_name, upgrade=upgrade)

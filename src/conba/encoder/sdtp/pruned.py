@@ -81,6 +81,7 @@ def embed_states(model, out: PrunedStates, lang_ids: torch.Tensor | None) -> tor
     head = model.head
     own = model.backbone.readout is None  # else the backbone's own read-out pools (conba.encoder.readout)
     if out.exit_sum is not None and own and not head.needs_tokens and head.config.pooling == "mean":
+        assert out.n_tokens is not None  # recorded with the exit sums
         kept = (out.hidden * out.mask.unsqueeze(-1).to(out.hidden.dtype)).sum(dim=1)
         pooled = (kept + out.exit_sum) / out.n_tokens.clamp(min=1).unsqueeze(-1).to(out.hidden.dtype)
         return head(pooled, None, lang_ids)
