@@ -36,7 +36,7 @@ class ServeCommand(click.Command):
     """``conba serve``: its help ends with the endpoints, read from the app's routes (never a list kept by hand;
     the property is what click's help and the user guide's CLI reference both read)."""
 
-    @property  # type: ignore[override]
+    @property
     def help(self) -> str | None:
         import inspect
 

@@ -61,7 +61,7 @@ def endpoints() -> list[tuple[str, str, str]]:
     app = schema_app()
     api = [(method.upper(), path, _summary(op.get("description", "")))
            for path, ops in app.openapi()["paths"].items() for method, op in ops.items()]
-    built_in = []
+    built_in: list[tuple[str, str, str]] = []
     for route in app.routes:
         path = getattr(route, "path", None)
         if path in BUILT_IN:

@@ -32,7 +32,8 @@ class _Request(BaseModel):
 
 
 GCD = "def gcd(a, b):\n    while b:\n        a, b = b, a % b\n    return a\n"
-DEPRECATED = {"deprecated": True}  # marked in the OpenAPI schema; conba.serve.deprecations answers its use
+# marked in the OpenAPI schema; conba.serve.deprecations answers its use
+DEPRECATED: dict[str, Any] = {"deprecated": True}
 
 
 class SearchRequest(_Request):
