@@ -115,6 +115,9 @@ def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *,
         raise CodeIndexError(f"{folder}: a sharded index (`conba index --shards`): conba serve reads one index; "
                              f"serve one shard (--index {folder / 'shard-0'} ...), or search it whole with "
                              "`conba search`")
+    from conba.index.ann_ivf import check_env
+
+    check_env()  # a bad CONBA_IVF_NPROBE: one line now, not a traceback at start-up
     limits = limits or Limits()
     import torch
 
