@@ -140,6 +140,8 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
         from conba.mapping.git_changes import repo_root, resolve_revision
 
         resolve_revision(repo_root(source), since)
+        if target_since is not None:  # and --target-since one of TARGET's
+            resolve_revision(repo_root(target, "--target-since"), target_since, "--target-since")
     folder = resolve_index_dir(index_dir)
     check_output_file(output, folder, "map.html")
     t = None if threshold.strip().lower() == "auto" else resolve_threshold(threshold, None)
