@@ -75,6 +75,7 @@ def test_top_level_non_code_files_are_skipped_like_conba_index(built):
     assert json.loads(res.output)["units_total"] == 9 and json.loads(res.output)["files_removed"] == 1
 
 
+@pytest.mark.slow  # a sharded index built, searched twice and rebuilt per case: seconds
 @pytest.mark.parametrize("damage", ["folder", "manifest", "bad-manifest"])
 def test_a_missing_or_damaged_shard_is_an_error_not_a_partial_answer(built, damage):
     proj, sh = built

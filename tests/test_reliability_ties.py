@@ -75,6 +75,7 @@ def _pairs(classes) -> list:
     return [sorted([[at(p.a), at(p.b)] for p in c.pairs]) + [sorted(at(u) for u in c.units)] for c in classes]
 
 
+@pytest.mark.slow  # seven index runs: seconds
 def test_clone_pairs_of_an_incremental_build_equal_a_clean_builds_when_scores_tie(tmp_path, tiny_model):
     """Issue 49 row 17: copies of one function tie on score; which of them fill a unit's neighbour list was the
     vector index's order (the unit ids), so a file re-indexed (new ids) changed the pairs. Ties now break by
