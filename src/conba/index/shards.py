@@ -153,14 +153,14 @@ class ShardedIndex:
             folder = recover(self.folder / f"shard-{i}")
             if not (folder / "manifest.json").is_file():
                 raise CodeIndexError(f"{folder}: shard {i} of the sharded index has no completed index (deleted, "
-                                     f"damaged, or a `conba index` run has not finished it); re-run {self._fix()}")
+                                     f"damaged, or a `conba index` run has not finished it); re-run "
+                                     f"`conba index {self._where()} --index {shlex.quote(str(self.folder))}`")
             folders.append(folder)
         return folders
 
-    def _fix(self, *extra: str) -> str:
-        """The `conba index` command that brings every shard up to date."""
-        root = self.layout.get("root") or "ROOT"
-        return " ".join(["`conba index", shlex.quote(root), "--index", shlex.quote(str(self.folder)), *extra]) + "`"
+    def _where(self) -> str:
+        """The indexed root, quoted for a shell (the `conba index` command that brings every shard up to date)."""
+        return shlex.quote(self.layout.get("root") or "ROOT")
 
     def encode(self, codes: list[str], languages: list[str] | None = None) -> np.ndarray:
         """Query vectors (b, d) L2-normalised, as :meth:`conba.index.Index.search` encodes a query: with the
@@ -175,7 +175,8 @@ class ShardedIndex:
         if len({m.get("fingerprint") for m in models.values()}) > 1:
             which = ", ".join(f"{name}: {m.get('model')}" for name, m in models.items())
             raise CodeIndexError(f"{self.folder}: the shards were built with different models ({which}), e.g. by "
-                                 f"a `--rebuild` that was stopped; re-run {self._fix('--rebuild')} with the model "
+                                 f"a rebuild that was stopped; re-run `conba index {self._where()} --index "
+                                 f"{shlex.quote(str(self.folder))} --rebuild` with the model "
                                  "you want")
         langs = [normalize_language(lang) if lang else "" for lang in (languages or [""] * len(codes))]
         with Index(built[0], model=self.model, **self._options("model_options", "view", "engine")) as idx:
