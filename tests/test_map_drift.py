@@ -132,7 +132,7 @@ def test_since_in_every_format(repo, tiny_model, tmp_path):
 def test_target_not_tracked_and_min_coverage(repo, tiny_model):
     # a target revision the port's repository does not have is an error naming it
     bad = drift_map(repo, tiny_model, "--target-since", "nope")
-    assert bad.exit_code != 0 and "--since nope: unknown revision" in bad.output
+    assert bad.exit_code != 0 and "--target-since nope: unknown revision" in bad.output  # issue 49: not --since
     ci = drift_map(repo, tiny_model, min_coverage=100)
     assert ci.exit_code == 1 and "below min_coverage 100%" in ci.output
 

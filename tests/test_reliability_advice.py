@@ -38,6 +38,7 @@ REACH: dict[str, list[str]] = {
     "conba/heads/prefix.py": ["train"], "conba/model/core.py": ["train"],
     "conba/index/identity.py": ["index", "serve"],  # --engine: only where an engine is given
     "conba/index/ray_encode.py": ["index"],
+    "conba/index/shards.py": ["index", "search"], "conba/serve/app.py": ["serve"],
     "conba/mapping/build.py": ["map"], "conba/mapping/git_changes.py": ["map"],
     "conba/pretrain/trainer.py": ["pretrain"],
     "conba/prune/train.py": ["prune train"], "conba/prune/train_config.py": ["prune train"],

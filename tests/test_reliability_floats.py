@@ -59,3 +59,14 @@ def test_map_refuses_nan_before_any_work(tmp_path, key):
     assert result.exit_code == 1
     assert f"{key} must be in [" in result.output and f"got nan in {config}" in result.output
     assert not (tmp_path / "idx").exists()
+
+
+def test_no_help_shows_an_unbounded_range_as_none():
+    """Issue 49 row 17: `--lexical-weight` (an unbounded FiniteFloat) showed ``[x<=None]`` in --help."""
+    shown = {}
+    for name, p in _float_params():
+        record = p.get_help_record(click.Context(cli))
+        if record is not None:
+            shown[name] = record[1]
+    assert any("lexical_weight" in name for name in shown)
+    assert not [name for name, text in shown.items() if "None" in text], shown

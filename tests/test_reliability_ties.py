@@ -66,3 +66,38 @@ def test_ten_files_of_four_functions_against_thirty_copies(tmp_path, tiny_model)
     for name, seen in outcomes.items():
         assert len(seen) == 1, f"{name}: copies got {seen}"
         assert next(iter(seen))[3] == pytest.approx(1.0)  # the copies' one outcome: their exact counterpart
+
+
+def _pairs(classes) -> list:
+    """Every clone pair as ((file, line), (file, line), score): what a class is made of, ids left out."""
+    def at(u):
+        return u.file.rsplit("proj/", 1)[-1], u.start_line
+    return [sorted([[at(p.a), at(p.b)] for p in c.pairs]) + [sorted(at(u) for u in c.units)] for c in classes]
+
+
+@pytest.mark.slow  # seven index runs: seconds
+def test_clone_pairs_of_an_incremental_build_equal_a_clean_builds_when_scores_tie(tmp_path, tiny_model):
+    """Issue 49 row 17: copies of one function tie on score; which of them fill a unit's neighbour list was the
+    vector index's order (the unit ids), so a file re-indexed (new ids) changed the pairs. Ties now break by
+    where a unit is in the tree."""
+    from conba.testing import write_tree
+
+    from conba.index import Index
+
+    copy = FUNCTIONS[0]
+    proj = write_tree(tmp_path / "proj", {f"m{k}.py": copy + "\n\n" + FUNCTIONS[1 + k % 3] for k in range(6)})
+    with Index(tmp_path / "inc", model=tiny_model) as idx:
+        idx.add([proj])
+        first = idx.clones(0.5, neighbors=2)
+        for k in (0, 1, 2):  # the first files get new ids: changed, then back to their content
+            text = (proj / f"m{k}.py").read_text()
+            (proj / f"m{k}.py").write_text(text + "\n\ndef extra():\n    return 7\n")
+            idx.add([proj])
+            (proj / f"m{k}.py").write_text(text)
+            idx.add([proj])
+        incremental = idx.clones(0.5, neighbors=2)
+    with Index(tmp_path / "clean", model=tiny_model) as idx:
+        idx.add([proj])
+        clean = idx.clones(0.5, neighbors=2)
+    assert _pairs(clean) == _pairs(first)
+    assert _pairs(incremental) == _pairs(clean)

@@ -61,12 +61,17 @@ def expected_error(exc: BaseException) -> str | None:
     from conba.errors import ConbaError
 
     if isinstance(exc, ConbaError):
-        return str(exc)
+        return one_line(str(exc))
     if isinstance(exc, PATH_OS_ERRORS) or (isinstance(exc, OSError) and exc.errno in DISK_ERRNOS):
         if exc.filename is not None and exc.strerror:
-            return f"{os.fsdecode(exc.filename)}: {exc.strerror}"
-        return str(exc)
+            return one_line(f"{os.fsdecode(exc.filename)}: {exc.strerror}")
+        return one_line(str(exc))
     return None
+
+
+def one_line(message: str) -> str:
+    """``message`` on one line: a newline or carriage return it carries (a file name, a revision) escaped."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def debug_mode() -> bool:
@@ -85,7 +90,9 @@ def friendly_errors(f: Callable) -> Callable:
                 if not debug_mode():  # a warning is one line for people, as an error is
                     warnings.showwarning = _warning_line
                 return f(*args, **kwargs)
-        except click.ClickException:
+        except click.ClickException as exc:
+            # a name with a newline in it stays on the error's line (setattr: click types message as Final)
+            setattr(exc, "message", one_line(exc.message))  # noqa: B010
             raise
         except Exception as exc:
             message = expected_error(exc)

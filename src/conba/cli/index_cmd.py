@@ -25,6 +25,7 @@ from conba.cli.options import (
     view_option,
 )
 from conba.cli.paths import InputPath
+from conba.index.shard_layout import MAX_SHARDS
 
 # the shared helpers live in conba.cli.options; importing them from here keeps working
 __all__ = ["index", "index_option", "parse_size", "resolve_index_dir", "resolve_model"]
@@ -54,8 +55,8 @@ __all__ = ["index", "index_option", "parse_size", "resolve_index_dir", "resolve_
                    "rebuilds them by itself when they have degraded (docs/SCALE.md).")
 @click.option("--wait", is_flag=True,
               help="If another `conba index` is writing the same index, wait for it instead of failing.")
-@click.option("--shards", type=click.IntRange(1), default=None, metavar="N",
-              help="A sharded index: the top-level folders of the one PATH split between N ordinary indexes "
+@click.option("--shards", type=click.IntRange(1, MAX_SHARDS), default=None, metavar="N",
+              help=f"A sharded index: the top-level folders of the one PATH split between N (<= {MAX_SHARDS}) indexes "
                    "(fixed once made; later runs update them without --shards). `conba search` reads it as one "
                    "(docs/SCALE.md).")
 @click.option("-v", "--verbose", is_flag=True, help="List every skipped file with its reason.")

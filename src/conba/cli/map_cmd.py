@@ -110,8 +110,10 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
     if since is not None:  # fail before indexing: SOURCE in a git working tree, REV one of its revisions
         from conba.mapping.git_changes import repo_root, resolve_revision
 
-        assert source is not None  # checked above: --since needs SOURCE
+        assert source is not None and target is not None  # checked above: --since needs SOURCE and TARGET
         resolve_revision(repo_root(source), since)
+        if target_since is not None:  # and --target-since one of TARGET's
+            resolve_revision(repo_root(target, "--target-since"), target_since, "--target-since")
     folder = resolve_index_dir(index_dir)
     check_output_file(output, folder, "map.html")
     config = MapConfig.load(config_file) if config_file is not None else MapConfig()

@@ -63,6 +63,10 @@ class FiniteFloat(click.FloatRange):
     def __repr__(self) -> str:
         return f"FiniteFloat({self.min}, {self.max})" if (self.min, self.max) != (None, None) else "FiniteFloat"
 
+    def _describe_range(self) -> str:
+        """The bounds --help shows; nothing for an unbounded number (click's own says ``x<=None``)."""
+        return "" if (self.min, self.max) == (None, None) else super()._describe_range()
+
 
 FINITE_FLOAT = FiniteFloat()
 

@@ -94,7 +94,7 @@ def search(query: str | None, code: str | None, neighbors: int, language: str | 
             place_index_model(idx, device, dtype)
             return run_file_search(idx, query, code, neighbors=neighbors, language=language,
                                    query_language=query_language, same_language=same_language, fmt=fmt,
-                                   output=output)
+                                   output=output, show_code=show_code)
     snippet, qlang = read_query(query, code, query_language)
     if not snippet.strip():
         raise click.ClickException(f"{query or '--code'}: the query is empty")

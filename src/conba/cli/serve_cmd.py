@@ -65,9 +65,11 @@ class ServeCommand(click.Command):
               help="Encoding threads (default: one per two physical cores, two torch threads each).")
 @click.option("--max-body", default="1MB", show_default=True, metavar="SIZE", help="Largest request body.")
 @click.option("--max-snippets", default=64, show_default=True, type=click.IntRange(1),
-              help="Most snippets per /encode request.")
+              help="Most snippets (or a file's functions) one request encodes: /encode, /search/files.")
 @click.option("--max-chars", default=20_000, show_default=True, type=click.IntRange(1),
               help="Most characters per snippet.")
+@click.option("--max-map-pairs", default=25_000_000, show_default=True, type=click.IntRange(1),
+              help="Most source x target function pairs one /map request scores.")
 @click.option("--reload-interval", default=1.0, show_default=True, metavar="SECONDS", type=FiniteFloat(0),
               help="How often to look for a re-indexed index (0: never).")
 @click.option("--log-level", default="info", show_default=True,
@@ -76,7 +78,8 @@ class ServeCommand(click.Command):
 @friendly_errors
 def serve(index_dir: str | None, model: str | None, engine: str | None, host: str, port: int, token: str | None,
           workers: int | None, max_body: str, max_snippets: int, max_chars: int, reload_interval: float,
-          log_level: str, access_log: bool, device: str = "auto", dtype: str = "auto") -> None:
+          log_level: str, access_log: bool, device: str = "auto", dtype: str = "auto",
+          max_map_pairs: int = 25_000_000) -> None:
     """Serve search, compare, encode and clones over HTTP, with the model loaded once.
 
     The endpoints are listed below; each one's fields, with a description and an example, are at /docs. The
@@ -106,7 +109,8 @@ def serve(index_dir: str | None, model: str | None, engine: str | None, host: st
         raise click.ClickException(str(exc)) from None
     if not _is_loopback(host) and not token:
         click.echo(f"warning: serving on {host} without --token: anyone who can reach it can use it", err=True)
-    limits = Limits(max_body_bytes=parse_size(max_body), max_snippets=max_snippets, max_chars=max_chars)
+    limits = Limits(max_body_bytes=parse_size(max_body), max_snippets=max_snippets, max_chars=max_chars,
+                    max_map_pairs=max_map_pairs)
     folder = resolve_index_dir(index_dir)
     app = create_app(folder, resolve_model(model), token=token, limits=limits, workers=workers,
                      reload_interval=reload_interval, engine=engine, device=device, dtype=dtype,

@@ -38,9 +38,12 @@ def run_sharded_index(folder: str, paths: tuple[str, ...], shards: int | None, i
                                "seconds": round(sum(r.seconds for r in done), 3)}))
         return
     for i, (path, report) in enumerate(zip(sharded.shards, reports)):
-        click.echo(f"  shard {i}: " + ("nothing left to index (removed)" if report is None else
-                                       f"{report.units_total} functions, {report.units_encoded} encoded -> {path}"))
-    click.echo(f"Indexed {total['units_total']} functions from {total['files_seen']} files in {len(reports)} shards: "
+        if report is not None or i in sharded.removed:  # a shard never used has nothing to say
+            click.echo(f"  shard {i}: " + ("nothing left to index (removed)" if report is None else
+                                           f"{report.units_total} functions, {report.units_encoded} encoded -> {path}"))
+    idle = len(reports) - len(done)
+    click.echo(f"Indexed {total['units_total']} functions from {total['files_seen']} files in {len(done)} shards"
+               + (f" ({idle} of {len(reports)} hold no source file)" if idle else "") + ": "
                f"{total['files_changed']} files changed, {total['units_encoded']} functions encoded, "
                f"{total['units_reused']} reused, {total['files_removed']} files removed -> {folder}")
 

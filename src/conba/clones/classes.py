@@ -18,6 +18,8 @@ import numpy as np
 from conba.source.records import CloneClass, ClonePair, Unit
 from conba.utils import ann as vec
 
+TIE_MARGIN = 8  # neighbours searched past the k kept, so that a tie at the k-th score is broken by a stable key
+
 
 def neighbour_lists(index: object, embeddings: np.ndarray, k: int, batch: int = 4096,
                     representative: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -41,19 +43,27 @@ def candidate_pairs(index: object, ids: np.ndarray, embeddings: np.ndarray, lang
                     threshold: float, neighbors: int = 10, cross_language_only: bool = False,
                     batch: int = 4096,
                     rescore: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
-                    representative: np.ndarray | None = None,
+                    representative: np.ndarray | None = None, tie_key: np.ndarray | None = None,
                     ) -> dict[tuple[int, int], float]:
     """Clone pairs {(id_a, id_b): score} with id_a < id_b, in the order they are first found (by row,
     then rank). ``ids`` (n,) must be sorted ascending; ``embeddings`` (n, d) are their vectors and
     ``index`` a FAISS index over them (other ids in it are ignored). ``rescore(rows_a, rows_b, dense)``
     (m,) -> (m,) turns the dense scores of the neighbour pairs (by row) into the scores compared with
-    the threshold (the fused score). ``representative``: see :func:`neighbour_lists`."""
+    the threshold (the fused score). ``representative``: see :func:`neighbour_lists`. ``tie_key`` (n,): a
+    stable rank of each row; neighbours that tie on score are then taken in its order (:data:`TIE_MARGIN` more
+    are searched), not in the order the vector index holds them, which differs between builds."""
     if len(ids) < 2:
         return {}
     lang_codes = {name: i for i, name in enumerate(sorted(set(languages)))}
     lang = np.array([lang_codes[name] for name in languages], dtype=np.int64)
     k = min(len(ids), (neighbors * (3 if cross_language_only else 1)) + 1)
-    all_scores, all_nbrs = neighbour_lists(index, embeddings, k, batch, representative)
+    wide = min(len(ids), k + TIE_MARGIN) if tie_key is not None else k
+    all_scores, all_nbrs = neighbour_lists(index, embeddings, wide, batch, representative)
+    if wide > k and tie_key is not None:  # ties at the k-th score: the stable key decides which neighbours are kept
+        at = np.clip(np.searchsorted(ids, all_nbrs), 0, len(ids) - 1)
+        key = np.where((all_nbrs >= 0) & (ids[at] == all_nbrs), tie_key[at], np.iinfo(np.int64).max)
+        order = np.lexsort((key, -all_scores), axis=-1)[:, :k]
+        all_scores, all_nbrs = np.take_along_axis(all_scores, order, 1), np.take_along_axis(all_nbrs, order, 1)
     found_a, found_b, found_s = [], [], []
     for start in range(0, len(ids), batch):
         rows = np.arange(start, min(start + batch, len(ids)))
@@ -84,6 +94,20 @@ def candidate_pairs(index: object, ids: np.ndarray, embeddings: np.ndarray, lang
     best = np.full(len(first), -np.inf, dtype=np.float64)
     np.maximum.at(best, inverse.ravel(), score)
     return {(int(lo[first[u]]), int(hi[first[u]])): float(best[u]) for u in np.argsort(first).tolist()}
+
+
+def stable_ranks(units: list[Unit]) -> np.ndarray:
+    """(n,) the rank of each unit by where it is in the tree: its folders, then its file (a folder's files
+    before its subfolders, as the walk meets them), start line, end line, name. In a clean build it is the
+    order of the unit ids; an incremental build, whose changed files got new ids, ranks its units the same."""
+    def key(r: int) -> tuple:
+        u = units[r]
+        parts = u.file.replace("\\", "/").split("/")
+        return (tuple((1, p) for p in parts[:-1]) + ((0, parts[-1]),), u.start_line, u.end_line, u.qualname, u.id)
+
+    ranks = np.empty(len(units), dtype=np.int64)
+    ranks[sorted(range(len(units)), key=key)] = np.arange(len(units))
+    return ranks
 
 
 def components(pairs: dict[tuple[int, int], float]) -> list[list[tuple[int, int]]]:

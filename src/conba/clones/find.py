@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from conba.clones.classes import candidate_pairs, clone_classes
+from conba.clones.classes import candidate_pairs, clone_classes, stable_ranks
 from conba.clones.grouping import cohesive_groups
 from conba.clones.stats import CloneStats, clone_stats
 from conba.clones.trivial import REASONS, trivial_reason
@@ -67,16 +67,21 @@ def find_clones(units: list[Unit], ids: np.ndarray, embeddings: np.ndarray, inde
     first_row: dict[str, int] = {}  # copies of one function (same content hash) share one vector
     representative = np.array([first_row.setdefault(u.hash, r) for r, u in enumerate(kept_units)], dtype=np.int64)
     languages = [u.language for u in kept_units]
-    pairs = candidate_pairs(index, kept_ids, kept_emb, languages, threshold, neighbors=neighbors,
+    # ties (in the neighbour lists, the grouping, the order of members and classes) break by where a unit is in
+    # the tree, never by its id: an incremental build, whose changed files got new ids, finds what a clean one does
+    ranks = stable_ranks(kept_units)
+    found = candidate_pairs(index, kept_ids, kept_emb, languages, threshold, neighbors=neighbors,
                             cross_language_only=cross_language_only, rescore=rescore,
-                            representative=representative)
+                            representative=representative, tie_key=ranks)
+    rank_of = {int(i): int(r) for i, r in zip(kept_ids, ranks)}
+    pairs = dict(sorted(((min(rank_of[a], rank_of[b]), max(rank_of[a], rank_of[b])), s)
+                        for (a, b), s in found.items()))
     groups = None
     if grouping == "communities":
-        row_of = {int(i): r for r, i in enumerate(kept_ids)}
-        groups = cohesive_groups(pairs, kept_emb, row_of, threshold, lexical=kept_lex,
-                                 lexical_weight=lexical_weight)
-    by_id = {u.id: u for u in kept_units}
-    classes = clone_classes(pairs, lambda members: {i: by_id[i] for i in members}, groups)
+        groups = cohesive_groups(pairs, kept_emb, {int(r): row for row, r in enumerate(ranks)}, threshold,
+                                 lexical=kept_lex, lexical_weight=lexical_weight)
+    by_rank = {int(r): u for r, u in zip(ranks, kept_units)}
+    classes = clone_classes(pairs, lambda members: {i: by_rank[i] for i in members}, groups)
     stats = clone_stats(classes, units=len(units), considered=int(keep.sum()),
                         skipped_trivial={r: counts.get(r, 0) for r in REASONS},
                         skipped_short=int(short.sum()), candidate_pairs=len(pairs))

@@ -64,15 +64,28 @@ def nlist_setting(n: int) -> int:
     return min(_positive_env("CONBA_IVF_NLIST", value), max(1, n // TRAIN_PER_LIST))
 
 
+ENV_MAX = 1 << 24  # CONBA_IVF_NLIST / CONBA_IVF_NPROBE: past any index's lists (faiss takes them as C integers)
+
+
 def _positive_env(name: str, value: str) -> int:
-    """The environment variable ``name``'s ``value`` as a whole number >= 1 (a one-line error otherwise)."""
+    """The environment variable ``name``'s ``value`` as a whole number 1..ENV_MAX (a one-line error otherwise)."""
     try:
         number = int(value)
     except ValueError:
         number = 0
-    if number < 1:
-        raise ConfigError(f"{name}={value}: not a positive whole number")
+    if not 1 <= number <= ENV_MAX:
+        shown = value if len(value) <= 40 else value[:40] + "..."
+        shown = shown if shown.isprintable() else repr(shown)  # a newline would break the one line
+        raise ConfigError(f"{name}={shown}: not a positive whole number up to {ENV_MAX}")
     return number
+
+
+def check_env() -> None:
+    """Refuse a bad ``CONBA_IVF_NLIST`` / ``CONBA_IVF_NPROBE`` now (one line), not at the first IVF search:
+    ``conba serve`` calls it before it starts."""
+    for name in ("CONBA_IVF_NLIST", "CONBA_IVF_NPROBE"):
+        if os.environ.get(name):
+            _positive_env(name, os.environ[name])
 
 
 def nprobe_rule(nlist: int) -> int:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from conba.index import file_vectors, staging
-from conba.index.errors import SourceError
+from conba.index.errors import NoSourceFilesError, SourceError
 from conba.index.store import Store, db_path, fs_path, shown_path
 from conba.source.extract import extract_units
 from conba.source.filters import DEFAULT_MAX_FILE_SIZE, Skip, index_error_message, read_source
@@ -62,7 +62,7 @@ def scan(store: Store, paths: Iterable[str | os.PathLike], report: AddReport,
     if not found.files:
         where = ", ".join(str(p) for p in paths)
         summary = f" ({len(found.skipped)} skipped: {report.skip_summary()})" if found.skipped else ""
-        raise SourceError(f"{where}: no source files found{summary}")
+        raise NoSourceFilesError(f"{where}: no source files found{summary}")
     for cand in found.files:  # files named explicitly must be fine before anything is written
         if cand.explicit:
             try:

@@ -23,8 +23,9 @@ def missing_index(path: str | os.PathLike, create: bool) -> str | None:
     (``shards.json``, :mod:`conba.index.shards`: never a single index inside it), or nothing while ``create``
     is False. None when a new index may be made there."""
     if os.path.isfile(os.path.join(path, "shards.json")):
-        return (f"{path}: a sharded index (`conba index --shards`): `conba index` and `conba search` read it whole; "
-                f"clones, map and serve work per shard (--index {os.path.join(path, 'shard-0')} ...)")
+        return (f"{path}: a sharded index (`conba index --shards`): `conba index` and `conba search` (without "
+                "--files) read it whole; clones, map, serve and search --files read one index: give them one shard "
+                f"(--index {os.path.join(path, 'shard-0')} ...)")
     if not create:
         return f"{path}: no index here; build one with `conba index PATH --index {path}`"
     return None

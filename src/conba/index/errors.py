@@ -5,7 +5,7 @@ from __future__ import annotations
 from conba.errors import CodeIndexError, SourceError
 
 __all__ = ["CodeIndexError", "SourceError", "ModelMismatchError", "EngineMismatchError", "CorruptIndexError",
-           "IncompleteIndexError", "IndexBusyError", "ModelUpgradeError"]
+           "IncompleteIndexError", "IndexBusyError", "ModelUpgradeError", "NoSourceFilesError"]
 
 
 class ModelMismatchError(CodeIndexError):
@@ -34,3 +34,7 @@ class IncompleteIndexError(CodeIndexError):
 
 class IndexBusyError(CodeIndexError):
     """Another process is writing the index (it holds the folder's lock)."""
+
+
+class NoSourceFilesError(SourceError):
+    """The paths given to index hold no source file (a sharded index leaves such a shard empty)."""

@@ -79,8 +79,7 @@ def clone_files(index: Any, threshold: str | float | None = "auto", *, cross_lan
         units = {i: scorer.unit(i) for i in members}
         if code:
             for i, u in units.items():
-                stored = index._db(index.store.units, scorer.unit_ids[i].tolist())
-                u.code = "\n".join(stored[j].code for j in sorted(stored))
+                u.code = scorer.file_code(i)
         return units
     classes = clone_classes(found, fetch)
     stats = clone_stats(classes, units=n, considered=int(keep.sum()), skipped_trivial={r: 0 for r in REASONS},

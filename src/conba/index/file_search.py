@@ -40,13 +40,16 @@ class FileHit:
     file: Unit  # kind "file": the file as one unit (name = its base name, lines = its functions' span)
     functions: int
 
-    def to_dict(self, rank: int | None = None) -> dict[str, Any]:
+    def to_dict(self, rank: int | None = None, code: bool = False) -> dict[str, Any]:
+        """``code``: with the file's functions' code (:meth:`FileScorer.file_code` sets it)."""
         from conba.clones.display import display_path
 
         d: dict[str, Any] = {"rank": rank} if rank is not None else {}
         d.update({"score": round(self.score, 4), "vector_score": round(self.vector_score, 4),
                   "file": display_path(self.file.file), "language": self.file.language,
                   "functions": self.functions})
+        if code:
+            d["code"] = self.file.code
         return d
 
 
@@ -59,6 +62,7 @@ class FileQuery:
     lexical: Any
     vector: np.ndarray
     stored: str | None  # the index's path when the index holds the file
+    note: str | None = None  # why an indexed file was encoded afresh (changed on disk, --query-language)
 
 
 class FileScorer:
@@ -104,6 +108,11 @@ class FileScorer:
         path = self.files.paths[k]
         return Unit(shown_path(path), os.path.basename(shown_path(path)), self.files.languages[k], 1,
                     self.end_line[k], "", kind="file", id=k)
+
+    def file_code(self, k: int) -> str:
+        """The code of file ``k``'s functions, as the index holds them, in order."""
+        stored = self.index._db(self.index.store.units, self.unit_ids[k].tolist())
+        return "\n".join(stored[j].code for j in sorted(stored))
 
     def query_of(self, k: int) -> FileQuery:
         """The indexed file ``k`` as a query."""
@@ -210,5 +219,30 @@ def search_files(index: Any, path: str, k: int = 10, *, same_language: bool = Fa
         raise ConfigError("k and rerank must be >= 1")
     scorer = scorer or FileScorer(index)
     row = resolve_file(scorer, path)
-    query = scorer.query_of(row) if row is not None else encode_file(index, scorer, path, query_language)
+    why = None if row is None else _fresh_reason(index, scorer, row, query_language)
+    if row is not None and why is None:
+        query = scorer.query_of(row)
+    else:
+        query = encode_file(index, scorer, path, query_language)
+        if row is not None:  # an indexed file read afresh: still never its own hit
+            query.stored, query.note = scorer.files.paths[row], f"{path}: {why}"
     return query, rank_files(scorer, query, k, same_language=same_language, language=language, rerank=rerank)
+
+
+def _fresh_reason(index: Any, scorer: FileScorer, row: int, query_language: str | None) -> str | None:
+    """Why the indexed file ``row`` is encoded from disk rather than from its stored vectors (None: it is not):
+    its size or modification time differs from the index's (changed since it was indexed), or it is asked in
+    another language than the index read it in."""
+    from conba.index.store import fs_path
+
+    stored = scorer.files.paths[row]
+    if query_language is not None and query_language != scorer.files.languages[row]:
+        return f"indexed as {scorer.files.languages[row]}; encoded as {query_language} (--query-language)"
+    state = index._db(index.store.db.execute, "SELECT size, mtime_ns FROM files WHERE path = ?", (stored,)).fetchone()
+    try:
+        st = os.stat(fs_path(stored))
+    except OSError:
+        return None  # gone from disk: the indexed version is all there is
+    if state is not None and (st.st_size, st.st_mtime_ns) != tuple(state):
+        return "changed since it was indexed; searched with its current content (`conba index` updates the index)"
+    return None

@@ -206,8 +206,8 @@ class Index:
     # ------------------------------------------------------------------ indexing
     def add(self, paths: str | os.PathLike | Iterable[str | os.PathLike], *,
             max_file_size: int = DEFAULT_MAX_FILE_SIZE, batch_size: int | None = None, commit_every: int | None = None,
-            show_progress: bool = False, encoder: Callable[..., None] | None = None) -> AddReport:
-        """Index files/directories (incrementally) and rewrite the vector file. Returns a report.
+            show_progress: bool = False, encoder: Callable | None = None, exclude: Iterable = ()) -> AddReport:
+        """Index files/directories (incrementally) and rewrite the vector file (``exclude``: folders left out).
 
         ``encoder`` replaces the local encoding step (:func:`builder.encode_missing`, same signature):
         e.g. :class:`conba.index.ray_encode.RayEncoder` encodes on a Ray cluster while this process
@@ -217,7 +217,7 @@ class Index:
         model = upgrade.add_model(self)  # lazy_model.add_model (loaded only to encode), after an upgrade
         self._lock.acquire(wait=self._wait, on_wait=self._on_wait)
         try:
-            report = self._add(paths, model, max_file_size, batch_size, commit_every, show_progress, encoder)
+            report = self._add(paths, model, max_file_size, batch_size, commit_every, show_progress, encoder, exclude)
             swap.finish(self, DB_NAME)  # a rebuild: the new index replaces the old one now
         except Exception as exc:
             self._record_failure(exc)
@@ -229,11 +229,11 @@ class Index:
         return report
 
     def _add(self, paths: list, model: Any, max_file_size: int, batch_size: int | None, commit_every: int | None,
-             show_progress: bool, encoder: Callable[..., None] | None = None) -> AddReport:
+             show_progress: bool, encoder: Callable[..., None] | None = None, exclude: Iterable = ()) -> AddReport:
         report = AddReport(engine=self.engine, view=getattr(model, "view", None) or "raw")
         # scan stages the changes (conba.index.staging): until commit the index stays readable as it was
         changed = self._db(builder.scan, self.store, paths, report, max_file_size=max_file_size,
-                           exclude=swap.excluded(self))
+                           exclude=[*swap.excluded(self), *exclude])
         report.vectors_repaired = self._db(self.store.drop_corrupt_vectors)  # re-encoded just below
         self._db(encoder or builder.encode_missing, self.store, model, report, batch_size=batch_size,
                  commit_every=commit_every, show_progress=show_progress, engine=self.engine)

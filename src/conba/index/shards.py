@@ -4,7 +4,8 @@ A sharded index is a folder with ``shards.json`` and one ordinary conba index pe
 (``shard-0``, ``shard-1``...). Every top-level folder of the indexed tree (its *prefix*) belongs to
 one shard for good: a new folder goes to the shard with the fewest files, so a re-run is an ordinary
 incremental ``Index.add`` in each shard (changed files re-encoded, deleted ones dropped, each shard's
-vector structure updated in place). Source files at the top level itself go to shard 0.
+vector structure updated in place). Source files at the top level itself go to shard 0. The layout file is
+read and checked by :mod:`conba.index.shard_layout`; a shard in use that is missing or damaged is an error.
 
 :class:`ShardSearcher` serves each shard from its own process (each holds only its shard's vectors)
 and merges the shards' top ``k`` by score: exact search is exact over the whole (a shard's top k
@@ -21,17 +22,20 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import shlex
 import shutil
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from conba.index.errors import CodeIndexError, SourceError
+from conba.index.errors import CodeIndexError, NoSourceFilesError, SourceError
+from conba.index.shard_layout import MAX_SHARDS, SHARDS_FILE, new_layout, read_layout, shards_in_use
 from conba.source.records import AddReport, Hit
+from conba.source.walker import top_level
 from conba.utils.io import read_json, write_json_atomic
 
-SHARDS_FILE = "shards.json"
+__all__ = ["MAX_SHARDS", "SHARDS_FILE", "ShardSearcher", "ShardedIndex", "merge"]
 
 
 def _count_files(path: Path) -> int:
@@ -39,56 +43,57 @@ def _count_files(path: Path) -> int:
 
 
 class ShardedIndex:
-    """A sharded index in ``folder``; ``shards`` is required for a new one (fixed afterwards).
-    ``model`` and other keyword arguments are passed to each shard's :class:`conba.index.Index`."""
+    """A sharded index in ``folder``; ``shards`` (1..:data:`MAX_SHARDS`) is required for a new one (fixed
+    afterwards). ``model`` and other keyword arguments are passed to each shard's :class:`conba.index.Index`."""
 
     def __init__(self, folder: str | os.PathLike, shards: int | None = None, model: Any = None, **index_kwargs: Any):
         self.folder = Path(folder)
         path = self.folder / SHARDS_FILE
         if path.exists():
-            try:
-                self.layout = read_json(path)
-                count = int(self.layout["shards"])
-            except (ValueError, KeyError, TypeError) as exc:
-                raise CodeIndexError(f"{path}: not a shard layout ({exc})") from None
+            self.layout = read_layout(path)
+            count = self.layout["shards"]
             if shards is not None and shards != count:
                 raise CodeIndexError(f"{path}: the index has {count} shards, not {shards} (shards are fixed; "
                                      "index into a new folder to change them)")
-        elif shards is None or shards < 1:
+        elif shards is None:
             raise CodeIndexError(f"{self.folder}: no sharded index here; give the number of shards (>= 1)")
         elif (self.folder / "index.sqlite").exists():
             raise CodeIndexError(f"{self.folder}: an ordinary (unsharded) index; make the sharded one in a new folder")
         else:
-            self.layout = {"format": "conba-shards", "shards": int(shards), "by": "top-level folder",
-                           "root": None, "prefixes": {}}
+            self.layout = new_layout(shards, self.folder)
         self.model, self.index_kwargs = model, index_kwargs
+        self.removed: list[int] = []  # the shards the last add() emptied (their folder deleted)
 
     @property
     def shards(self) -> list[Path]:
         return [self.folder / f"shard-{i}" for i in range(int(self.layout["shards"]))]
 
-    def _assign(self, root: Path) -> list[list[str]]:
-        """The paths each shard indexes: its top-level folders (new ones to the shard with fewest files)
-        and, for shard 0, the top-level files."""
+    def _assign(self, root: Path) -> list[tuple[list[str], list[str]]]:
+        """(paths, excluded folders) for each shard: its top-level folders (new ones to the shard with fewest
+        files); shard 0 also gets the top-level files, by walking ``root`` itself without the other shards'
+        folders, so that they are read (and skipped) as `conba index ROOT` reads them. Vendored, hidden and
+        gitignored folders belong to no shard."""
         prefixes: dict[str, int] = self.layout["prefixes"]
         load = [0] * len(self.shards)
-        entries = sorted(p for p in root.iterdir() if not p.name.startswith("."))
-        sizes = {p.name: _count_files(p) for p in entries if p.is_dir()}
+        folders, files = top_level(root)
+        sizes = {p.name: _count_files(p) for p in folders}
         for name, shard in prefixes.items():
             load[shard] += sizes.get(name, 0)
         for name in sorted(set(sizes) - set(prefixes), key=lambda n: -sizes[n]):
             prefixes[name] = load.index(min(load))
             load[prefixes[name]] += sizes[name]
-        out: list[list[str]] = [[] for _ in self.shards]
+        owned: list[list[str]] = [[] for _ in self.shards]
         for name, shard in sorted(prefixes.items()):
-            if (root / name).is_dir():
-                out[shard].append(str(root / name))
-        out[0] += [str(p) for p in entries if p.is_file()]
-        return out
+            if name in sizes:
+                owned[shard].append(str(root / name))
+        plan: list[tuple[list[str], list[str]]] = [(paths, []) for paths in owned]
+        if owned[0] or files:
+            plan[0] = ([str(root)], [str(root / name) for name, shard in prefixes.items() if shard != 0])
+        return plan
 
     def add(self, root: str | os.PathLike, **add_kwargs: Any) -> list[AddReport | None]:
         """Index the tree ``root`` (always the same root), shard by shard; a shard with nothing to index
-        is skipped (None in the reports)."""
+        is skipped (None in the reports) and its folder deleted (listed in :attr:`removed`)."""
         from conba.index import Index
 
         root = Path(os.path.abspath(root))
@@ -99,24 +104,63 @@ class ShardedIndex:
         self.layout["root"] = str(root)
         plan = self._assign(root)
         self.folder.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(self.folder / SHARDS_FILE, self.layout)  # before any shard: the assignment is fixed
+        # before any shard: the assignment is fixed, and a search needs every shard in use (a shard this run
+        # has not completed yet is an error there, never a silent partial answer)
+        self.layout["in_use"] = [i for i, (paths, _) in enumerate(plan) if paths]
+        write_json_atomic(self.folder / SHARDS_FILE, self.layout)
         reports: list[AddReport | None] = []
-        for folder, paths in zip(self.shards, plan):
-            if not paths:  # every folder of the shard is gone: so is everything it indexed
+        self.removed = []
+        for i, (folder, (paths, exclude)) in enumerate(zip(self.shards, plan)):
+            report = None
+            if paths:
+                try:
+                    with Index(folder, **self._options_for(folder)) as idx:
+                        report = idx.add(paths, exclude=exclude, **add_kwargs)
+                except NoSourceFilesError:  # only non-code files (docs/, data/...): as `conba index ROOT` skips them
+                    pass
+            if report is None and folder.exists():  # every folder of the shard is gone: so is what it indexed
                 shutil.rmtree(folder, ignore_errors=True)
-                reports.append(None)
-                continue
-            with Index(folder, model=self.model, **self.index_kwargs) as idx:
-                reports.append(idx.add(paths, **add_kwargs))
+                self.removed.append(i)
+            reports.append(report)
+        self.layout["in_use"] = [i for i, r in enumerate(reports) if r is not None]
+        write_json_atomic(self.folder / SHARDS_FILE, self.layout)
+        if not self.layout["in_use"]:
+            raise NoSourceFilesError(f"{root}: no source files found")
         return reports
+
+    def _options_for(self, folder: Path) -> dict[str, Any]:
+        """The ``Index`` arguments for a shard: a new one (a new top-level folder, a deleted shard) without a
+        model named gets the model, view and engine of a built shard, so that the shards never mix models."""
+        options = {"model": self.model, **self.index_kwargs}
+        if self.model is not None or options.get("rebuild") or (folder / "index.sqlite").exists():
+            return options
+        for other in self.shards:
+            if other != folder and (other / "index.sqlite").exists() and (other / "manifest.json").is_file():
+                built = _manifest(other)
+                like = {"model": built.get("model"), "view": built.get("view"), "engine": built.get("engine")}
+                return {**options, **{k: v for k, v in like.items() if v is not None and options.get(k) is None}}
+        return options
 
     @property
     def built(self) -> list[Path]:
-        """The shard folders that hold a completed index (a shard whose ``--rebuild`` swap was killed
-        half-way is recovered first: :func:`conba.index.rebuild.recover`)."""
+        """The folders of the shards in use, each holding a completed index (a shard whose ``--rebuild`` swap
+        was killed half-way is recovered first: :func:`conba.index.rebuild.recover`). A shard in use that is
+        missing or incomplete is an error naming it and the fix."""
         from conba.index.rebuild import recover
 
-        return [f for f in map(recover, self.shards) if (f / "manifest.json").exists()]
+        folders = []
+        for i in shards_in_use(self.layout, self.folder):
+            folder = recover(self.folder / f"shard-{i}")
+            if not (folder / "manifest.json").is_file():
+                raise CodeIndexError(f"{folder}: shard {i} of the sharded index has no completed index (deleted, "
+                                     f"damaged, or a `conba index` run has not finished it); re-run "
+                                     f"`conba index {self._where()} --index {shlex.quote(str(self.folder))}`")
+            folders.append(folder)
+        return folders
+
+    def _where(self) -> str:
+        """The indexed root, quoted for a shell (the `conba index` command that brings every shard up to date)."""
+        return shlex.quote(self.layout.get("root") or "ROOT")
 
     def encode(self, codes: list[str], languages: list[str] | None = None) -> np.ndarray:
         """Query vectors (b, d) L2-normalised, as :meth:`conba.index.Index.search` encodes a query: with the
@@ -127,9 +171,13 @@ class ShardedIndex:
         built = self.built
         if not built:
             raise CodeIndexError(f"{self.folder}: no shard has been indexed yet")
-        prints = {read_json(f / "manifest.json").get("fingerprint") for f in built}
-        if len(prints) > 1:
-            raise CodeIndexError(f"{self.folder}: shards were built with different models")
+        models = {f.name: _manifest(f) for f in built}
+        if len({m.get("fingerprint") for m in models.values()}) > 1:
+            which = ", ".join(f"{name}: {m.get('model')}" for name, m in models.items())
+            raise CodeIndexError(f"{self.folder}: the shards were built with different models ({which}), e.g. by "
+                                 f"a rebuild that was stopped; re-run `conba index {self._where()} --index "
+                                 f"{shlex.quote(str(self.folder))} --rebuild` with the model "
+                                 "you want")
         langs = [normalize_language(lang) if lang else "" for lang in (languages or [""] * len(codes))]
         with Index(built[0], model=self.model, **self._options("model_options", "view", "engine")) as idx:
             return idx._encoding_model().encode_query(codes, languages=langs, show_progress_bar=False,
@@ -154,6 +202,16 @@ class ShardedIndex:
 
     def searcher(self) -> ShardSearcher:
         return ShardSearcher(self.built)
+
+
+def _manifest(folder: Path) -> dict[str, Any]:
+    try:
+        manifest = read_json(folder / "manifest.json")
+    except (OSError, ValueError) as exc:
+        raise CodeIndexError(f"{folder}: damaged shard ({exc})") from None
+    if not isinstance(manifest, dict):
+        raise CodeIndexError(f"{folder / 'manifest.json'}: damaged shard (not a manifest)")
+    return manifest
 
 
 def merge(per_query: list[list[Hit]], k: int) -> list[list[Hit]]:

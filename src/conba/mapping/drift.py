@@ -11,7 +11,8 @@ or removed since ``REV`` (:mod:`conba.mapping.git_changes`) with its counterpart
 * removed: *removed upstream, still in the port* (a target function scores at least the threshold with the
   old code, searched in the index) or *removed upstream, gone from the port*.
 
-A function the map leaves out (trivial ones, without ``--keep-trivial``) is left out here too.
+A function the map leaves out (trivial ones, without ``--keep-trivial``) is left out here too, and counted in the
+summary (never "no source function changed" when some did).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class Drift:
     commit: str
     records: list[DriftRecord]
     target_revision: str | None = None
+    left_out: int = 0            # changed / new source functions the map leaves out (trivial ones...)
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -66,13 +68,16 @@ class Drift:
 
     def summary_dict(self) -> dict[str, Any]:
         return {"type": "drift_summary", "since": self.revision, "commit": self.commit,
-                "target_since": self.target_revision, "functions": len(self.records), **self.counts()}
+                "target_since": self.target_revision, "functions": len(self.records), **self.counts(),
+                "left_out": self.left_out}
 
     def summary(self) -> str:
+        left = (f"; {self.left_out} changed functions the map leaves out (trivial ones: --keep-trivial lists them)"
+                if self.left_out else "")
         if not self.records:
-            return f"drift since {self.revision}: no source function changed"
+            return f"drift since {self.revision}: no mapped source function changed{left}"
         parts = ", ".join(f"{n} {s}" for s, n in sorted(self.counts().items()))
-        return f"drift since {self.revision} ({self.commit[:12]}): {len(self.records)} functions: {parts}"
+        return f"drift since {self.revision} ({self.commit[:12]}): {len(self.records)} functions: {parts}{left}"
 
 
 def _key(u: Unit) -> tuple[str, str]:
@@ -93,7 +98,7 @@ def _changed_targets(port: PortMap, target_since: str | None) -> set[tuple[str, 
     if not roots:
         return set()
     common = os.path.commonpath(roots)
-    _, changes = function_changes(common, target_since)
+    _, changes = function_changes(common, target_since, "--target-since")
     return {_key(c.unit) for c in changes}
 
 
@@ -159,4 +164,5 @@ def map_drift(port: PortMap, source: str | os.PathLike, since: str, idx: Any = N
             same = False
         target_since = since if same else None
     records = drift_records(port, changes, idx, _changed_targets(port, target_since))
-    return Drift(since, commit, records, target_since)
+    left_out = sum(1 for c in changes if c.change in (CHANGED, NEW) and _find(port, c.unit) is None)
+    return Drift(since, commit, records, target_since, left_out)

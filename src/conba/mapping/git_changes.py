@@ -11,6 +11,7 @@ differs beyond whitespace is *changed*, one only in the current file *new*, one 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections import defaultdict
 from dataclasses import dataclass
@@ -33,15 +34,21 @@ class FunctionChange:
     unit: Unit
 
 
+# conba only reads the repository: nothing its config names is run for it (core.fsmonitor is a command git would
+# start for status-like calls; textconv and external diff drivers are turned off where diffs are read)
+GIT = ["git", "-c", "core.fsmonitor=false"]
+COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
 def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, encoding="utf-8",
+        return subprocess.run([*GIT, *args], cwd=cwd, capture_output=True, text=True, encoding="utf-8",
                               errors="replace", check=False)
     except FileNotFoundError:
         raise DataError("git: not found on PATH (--since needs the git command)") from None
 
 
-def repo_root(path: str | os.PathLike) -> Path:
+def repo_root(path: str | os.PathLike, option: str = "--since") -> Path:
     """The top folder of the git working tree holding ``path`` (a folder or file); a :class:`DataError` naming
     ``path`` when there is none."""
     p = Path(path).resolve()
@@ -50,18 +57,23 @@ def repo_root(path: str | os.PathLike) -> Path:
         raise DataError(f"{path}: no such file or folder")
     out = _git(["rev-parse", "--show-toplevel"], where)
     if out.returncode != 0:
-        raise DataError(f"{path}: not in a git working tree (--since compares it with a git revision)")
+        raise DataError(f"{path}: not in a git working tree ({option} compares it with a git revision)")
     return Path(out.stdout.strip()).resolve()
 
 
-def resolve_revision(root: Path, rev: str) -> str:
-    """The commit id of ``rev`` in the repository at ``root``; a :class:`DataError` when it has none."""
-    if not rev.strip() or rev.startswith("-"):
-        raise DataError(f"--since '{rev}': not a revision")
+def resolve_revision(root: Path, rev: str, option: str = "--since") -> str:
+    """The commit id of ``rev`` in the repository at ``root``; a :class:`DataError` naming ``option`` when it is
+    not one commit (unknown, a range or a negation such as ``^v1``, an option)."""
+    shown = rev if rev.isprintable() else repr(rev)
+    if not rev.strip() or rev.startswith(("-", "^")) or not rev.isprintable():
+        raise DataError(f"{option} {shown}: not a revision (give one commit: a tag, branch or commit id)")
     out = _git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"], root)
+    commit = out.stdout.strip()
     if out.returncode != 0:
-        raise DataError(f"--since {rev}: unknown revision in the git repository {root}")
-    return out.stdout.strip()
+        raise DataError(f"{option} {shown}: unknown revision in the git repository {root}")
+    if not COMMIT_ID.fullmatch(commit):  # git resolved it to something else than one commit id
+        raise DataError(f"{option} {shown}: not a single commit (give one commit: a tag, branch or commit id)")
+    return commit
 
 
 def changed_files(root: Path, commit: str, under: Path) -> list[tuple[str, str | None]]:
@@ -69,7 +81,7 @@ def changed_files(root: Path, commit: str, under: Path) -> list[tuple[str, str |
     relative to ``root``, '/'-separated); a deleted file has current path "" and its old path."""
     rel = os.path.relpath(under.resolve(), root)
     spec = ["--", "." if rel == "." else rel]
-    diff = _git(["diff", "--name-status", "-z", "-M", commit, *spec], root)
+    diff = _git(["diff", "--no-textconv", "--no-ext-diff", "--name-status", "-z", "-M", commit, *spec], root)
     if diff.returncode != 0:
         raise DataError(f"{under}: git diff against {commit[:12]} failed ({diff.stderr.strip()[:200]})")
     fields = diff.stdout.split("\0")
@@ -90,7 +102,7 @@ def changed_files(root: Path, commit: str, under: Path) -> list[tuple[str, str |
 
 
 def _old_text(root: Path, commit: str, path: str) -> str:
-    out = _git(["show", f"{commit}:{path}"], root)
+    out = _git(["show", "--no-textconv", f"{commit}:{path}"], root)
     return out.stdout if out.returncode == 0 else ""
 
 
@@ -129,11 +141,12 @@ def file_changes(root: Path, commit: str, current: str, old: str | None) -> list
     return out
 
 
-def function_changes(tree: str | os.PathLike, rev: str) -> tuple[str, list[FunctionChange]]:
+def function_changes(tree: str | os.PathLike, rev: str, option: str = "--since") -> tuple[str, list[FunctionChange]]:
     """(commit id of ``rev``, the functions below ``tree`` changed, new or removed since then). A
-    :class:`DataError` when ``tree`` is not in a git working tree or ``rev`` is not a revision of it."""
-    root = repo_root(tree)
-    commit = resolve_revision(root, rev)
+    :class:`DataError` (naming ``option``) when ``tree`` is not in a git working tree or ``rev`` is not a
+    commit of it."""
+    root = repo_root(tree, option)
+    commit = resolve_revision(root, rev, option)
     out: list[FunctionChange] = []
     for current, old in changed_files(root, commit, Path(tree)):
         out += file_changes(root, commit, current, old)

@@ -109,6 +109,15 @@ def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *,
     from conba.index.defaults import default_index_dir
 
     folder = Path(default_index_dir(index_dir))
+    if (folder / "shards.json").is_file():  # never "build an index" for one that exists: one line at start
+        from conba.index.errors import CodeIndexError
+
+        raise CodeIndexError(f"{folder}: a sharded index (`conba index --shards`): conba serve reads one index; "
+                             f"serve one shard (--index {folder / 'shard-0'} ...), or search it whole with "
+                             "`conba search`")
+    from conba.index.ann_ivf import check_env
+
+    check_env()  # a bad CONBA_IVF_NPROBE: one line now, not a traceback at start-up
     limits = limits or Limits()
     import torch
 

@@ -154,6 +154,7 @@ def add_file_routes(api: APIRouter, state: ServeState) -> None:
                 units = code_units(req.code, qlang, req.name or "query")
             except ConbaError as exc:
                 raise HTTPException(422, f"code: {exc}") from None
+            limits.check_functions([u.code for u in units], "code")  # the per-request work cap of /encode
             vectors = await state.batcher.encode([u.code for u in units], [qlang] * len(units))
             name = req.name or "query"
             query = lambda scorer: make_query(scorer, name, qlang, units, vectors)  # noqa: E731

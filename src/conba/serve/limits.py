@@ -1,4 +1,5 @@
-"""Request limits of ``conba serve``: body size, snippets per request, characters per snippet, k, page size.
+"""Request limits of ``conba serve``: body size, snippets per request, characters per snippet, k, page size, and
+the work one request may ask for (functions encoded, pairs mapped) on every endpoint.
 
 The body size is enforced by :class:`BodyLimitMiddleware` before any JSON is parsed (by the
 ``Content-Length`` header, and by counting the bytes of chunked bodies); the others are checked
@@ -24,6 +25,9 @@ class Limits:
     max_chars: int = 20_000           # characters per snippet (query, compare side, encode item)
     max_k: int = 100                  # hits per /search
     max_page: int = 200               # clone classes per /clones page
+    # source x target functions one /map scores: a float32 matrix of 100 MB, scored on the thread every
+    # endpoint reads the index on (a larger map is `conba map`'s work, not one request's)
+    max_map_pairs: int = 25_000_000
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -41,6 +45,23 @@ class Limits:
             raise HTTPException(413, f"snippets: {len(codes)} given, the limit is {self.max_snippets} per request")
         for i, code in enumerate(codes):
             self.check_code(code, f"snippets[{i}]")
+
+    def check_functions(self, codes: Sequence[str], what: str) -> None:
+        """The work cap of every endpoint that encodes: what one request encodes counts as snippets (at most
+        ``max_snippets`` of at most ``max_chars`` each), whether sent as snippets or extracted from a file."""
+        if len(codes) > self.max_snippets:
+            raise HTTPException(413, f"{what}: {len(codes)} functions to encode, the limit is {self.max_snippets} "
+                                     "per request (the server's max_snippets; GET /health lists the limits)")
+        for code in codes:
+            if len(code) > self.max_chars:
+                raise HTTPException(413, f"{what}: a function of {len(code)} characters, the limit is "
+                                         f"{self.max_chars} per function (the server's max_chars)")
+
+    def check_map(self, sources: int, targets: int) -> None:
+        if sources * targets > self.max_map_pairs:
+            raise HTTPException(413, f"map: {sources} source x {targets} target functions to score, the limit is "
+                                     f"{self.max_map_pairs} pairs per request (the server's max_map_pairs); run "
+                                     "`conba map` on the index instead")
 
     def check_k(self, k: int) -> None:
         if not 1 <= k <= self.max_k:

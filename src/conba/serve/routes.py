@@ -90,10 +90,12 @@ def _clones(snap: Snapshot, threshold: str, cross_language_only: bool, min_lines
     return t, snap.cache[key], snap.generation
 
 
-def _map(snap: Snapshot, req: MapRequest, source: str, target: str) -> tuple[Any, int]:
+def _map(snap: Snapshot, req: MapRequest, source: str, target: str, limits: Any) -> tuple[Any, int]:
     from conba.data.records import DataError
     from conba.mapping import MapConfig, map_index
 
+    counts = snap.facts.get("languages") or {}
+    limits.check_map(int(counts.get(source, 0)), int(counts.get(target, 0)))
     auto = isinstance(req.threshold, str) and req.threshold.strip().lower() == "auto"
     config = MapConfig(threshold=None if auto else _threshold(req.threshold, None), margin=req.margin,
                        keep_trivial=req.keep_trivial)
@@ -199,7 +201,7 @@ def router(state: ServeState) -> APIRouter:
         target = check_language(req.target_language, "target_language")
         if source is None or target is None:
             raise HTTPException(422, "source_language and target_language are both needed")
-        port, generation = await holder.with_snapshot(_map, req, source, target)
+        port, generation = await holder.with_snapshot(_map, req, source, target, limits)
         functions = [f.to_dict(code=req.include_code) for f in port.functions if req.only in (None, f.status)]
         return {"summary": port.summary_dict(), "functions": functions,
                 "files": [f.to_dict() for f in port.files], "generation": generation}

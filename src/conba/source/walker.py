@@ -146,6 +146,22 @@ def discover(paths: Iterable[str | os.PathLike], max_size: int = DEFAULT_MAX_FIL
     return out
 
 
+def top_level(root: Path) -> tuple[list[Path], list[Path]]:
+    """(folders, files) directly in ``root`` that a walk of ``root`` would enter or read: not vendored, hidden,
+    gitignored or dotfiles, files only in a language conba reads (size and content are checked when read)."""
+    ignores = _parent_ignores(root).enter(root)
+    folders: list[Path] = []
+    files: list[Path] = []
+    for path in sorted(root.iterdir()):
+        if path.is_dir():
+            if not is_excluded_dir(path) and not ignores.ignored(path, True):
+                folders.append(path)
+        elif path.is_file() and not path.name.startswith(".") and not ignores.ignored(path, False) \
+                and detect_language(path) is not None:
+            files.append(path)
+    return folders, files
+
+
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
