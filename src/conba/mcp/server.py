@@ -63,11 +63,37 @@ def _tool_error(exc: BaseException) -> Exception | None:
     return None
 
 
+def _validation_line(tool: str, exc: Any) -> str:
+    """A pydantic validation error of a tool's arguments in one line: ``k: Input should be ... (got 'many')``."""
+    parts = []
+    for e in exc.errors()[:5]:
+        where = ".".join(str(x) for x in e.get("loc", ())) or "arguments"
+        given = repr(e.get("input"))
+        parts.append(f"{where}: {e.get('msg', 'invalid')} (got {given[:60] + '...' if len(given) > 60 else given})")
+    return f"Error executing tool {tool}: " + "; ".join(parts)
+
+
+def _server_class() -> Any:
+    """``MCPServer`` whose argument-validation errors are one line (the SDK's are pydantic's multi-line text)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    from pydantic import ValidationError
+
+    class OneLineErrors(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+                    raise
+                raise ToolError(_validation_line(name, exc.__cause__)) from exc.__cause__
+
+    return OneLineErrors
+
+
 def build_server(state: ServerState, name: str = "conba") -> Any:
     """An ``MCPServer`` answering from ``state``; its lifespan starts the reader thread, warms the model up and,
     with watch paths, starts the watcher (and stops it, finishing an update in progress, on the way out)."""
-    from mcp.server.mcpserver import MCPServer
-
     from conba import __version__
 
     @contextlib.asynccontextmanager
@@ -80,7 +106,7 @@ def build_server(state: ServerState, name: str = "conba") -> Any:
         finally:
             await state.close()
 
-    server: Any = MCPServer(name, version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan,
+    server: Any = _server_class()(name, version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan,
                             log_level="WARNING")
 
     async def call(fn: Any, **kwargs: Any) -> str:
