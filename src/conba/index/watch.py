@@ -80,7 +80,9 @@ class WatchStatus:
 
 
 class Watcher:
-    """Re-index ``paths`` into ``index`` (an open :class:`conba.index.Index`) whenever they change.
+    """Re-index ``paths`` into ``index`` whenever they change: an open :class:`conba.index.Index`, or a function
+    that opens one, called (and the index closed again) in the thread that runs :meth:`run`, since an index's
+    SQLite connection belongs to the thread that opened it.
 
     ``encoder``: handed to ``Index.add`` (``conba mcp`` wraps the encoding in its model lock). ``on_update``
     is called with each update's report (or the error message of a failed one: the watcher goes on)."""
@@ -155,6 +157,17 @@ class Watcher:
         group of events, before its update."""
         from watchfiles import watch
 
+        opened = not hasattr(self.index, "add")
+        if opened:
+            self.index = self.index()
+        try:
+            self._watch(watch, changed, on_ready)
+        finally:
+            if opened:
+                self.index.close()
+
+    def _watch(self, watch: Callable[..., Any], changed: Callable[[set], None] | None,
+               on_ready: Callable[[], None] | None) -> None:
         for changes in watch(*self.paths, watch_filter=SourceFilter(self.index.path), debounce=self.group_ms,
                              step=self.quiet_ms, stop_event=self.stop_event, raise_interrupt=False,
                              rust_timeout=READY_MS, yield_on_timeout=True):

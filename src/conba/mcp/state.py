@@ -38,7 +38,6 @@ class ServerState:
         self.watch_paths = watch_paths
         self.watcher: Any = None
         self._watch_thread: threading.Thread | None = None
-        self._writer: Any = None
 
     # ------------------------------------------------------------------ on the reader thread
     def _context(self) -> ToolContext:
@@ -84,8 +83,10 @@ class ServerState:
 
         if not self.watch_paths:
             return
-        self._writer = Index(self.folder, model=self.model, engine=self.engine, wait=True)
-        self.watcher = Watcher(self._writer, watch_paths_exist(self.watch_paths), encoder=self._encode_locked,
+        def open_writer() -> Any:  # in the watcher's thread, which its SQLite connection belongs to
+            return Index(self.folder, model=self.model, engine=self.engine, wait=True)
+
+        self.watcher = Watcher(open_writer, watch_paths_exist(self.watch_paths), encoder=self._encode_locked,
                                on_update=on_update)
         self._watch_thread = threading.Thread(target=self.watcher.run, name="conba-watch", daemon=True)
         self._watch_thread.start()
@@ -98,6 +99,3 @@ class ServerState:
         if self._watch_thread is not None:
             self._watch_thread.join()
             self._watch_thread = None
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
