@@ -27,7 +27,7 @@ LAYERS: list[set[str]] = [
     {"model", "merge"},
     {"prune", "index", "clones", "train", "eval", "pretrain", "bench"},  # index -> clones
     {"mapping"},                   # conba map: port coverage of one tree in another, over an index
-    {"cli", "serve", "client", "testing"},
+    {"cli", "serve", "mcp", "client", "testing"},  # mcp: conba mcp (reuses serve's snapshot holder)
 ]
 
 

@@ -16,6 +16,8 @@ TOOLS = {
     "ivf-encode": ("conba.bench.ivf_encode", "Real embeddings of an index's functions for `conba bench ivf --real`."),
     "ivf-real": ("conba.bench.ivf_real", "Real code in the IVF index: recall vs size and lists probed; the padded 1M."),
     "plan-100m": ("conba.bench.plan", "The 100M-function plan, simulated from `conba bench ivf` measurements."),
+    "mcp-latency": ("conba.bench.mcp_latency",
+                    "`conba mcp` over stdio: start to first answer, and each tool's first and median answer time."),
     "serve-load": ("conba.serve.load_test", "Load test of `conba serve`: concurrent /search and /compare clients."),
 }
 
