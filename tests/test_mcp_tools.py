@@ -221,3 +221,50 @@ def test_a_reindexed_tree_is_seen_by_the_next_call(served, tiny_model):
             idx.add([proj])
     assert hits["hits"][0]["name"] == "brand_new_helper"
     assert after["functions"] == before["functions"] + 1 and after["generation"] > before["generation"]
+
+
+def test_drift_since_a_revision_and_stale_files(served, tiny_model, tmp_path):
+    """port_status with since lists the Java functions changed since the commit; index_status counts the indexed
+    files edited on disk since the last update."""
+    import subprocess
+
+    from conba.index import Index
+
+    _, _, proj, folder, _ = served
+    java = proj / "java" / "MathUtils.java"
+    original = java.read_text(encoding="utf-8")
+    git = ["git", "-C", str(proj), "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "sync"], check=True)
+    try:
+        assert "b = a % b;" in original
+        java.write_text(original.replace("b = a % b;", "b = (a % b) + 0;"), encoding="utf-8")
+        (stale,), = [mcp_calls(_server(served), [("index_status", {})])]
+        with Index(folder, model=tiny_model) as idx:
+            idx.add([proj])
+        drift, = mcp_calls(_server(served), [("port_status", {"source_path": str(proj / "java"),
+                                                               "target_path": str(proj / "python"), "since": "HEAD"})])
+    finally:
+        java.write_text(original, encoding="utf-8")
+        shutil.rmtree(proj / ".git")
+        with Index(folder, model=tiny_model) as idx:
+            idx.add([proj])
+    assert json.loads(stale[1])["stale_files"] == 1
+    body = _ok(drift)
+    assert body["drift"]["since"] == "HEAD" and [c["function"]["name"] for c in body["changes"]] == ["MathUtils.gcd"]
+    assert body["changes"][0]["change"] == "changed"
+
+
+def test_the_mcp_command_refuses_bad_input_in_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from conba.cli.main import cli
+
+    run = CliRunner().invoke
+    watch = run(cli, ["mcp", "--watch", "-i", str(tmp_path / "idx")])
+    assert watch.exit_code == 2 and "--watch needs PATHS" in watch.output
+    missing = run(cli, ["mcp", "-i", str(tmp_path / "none")])
+    assert missing.exit_code == 1 and "Traceback" not in missing.output and str(tmp_path / "none") in missing.output
+    no_path = run(cli, ["mcp", str(tmp_path / "nowhere"), "-i", str(tmp_path / "idx")])
+    assert no_path.exit_code == 1 and "nowhere: no such file" in no_path.output and not (tmp_path / "idx").exists()
