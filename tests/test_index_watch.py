@@ -166,3 +166,46 @@ def test_ctrl_c_during_an_update_finishes_it_and_leaves_an_index_clones_reads(tm
     assert clones.returncode == 0, clones.stderr
     with Index(folder, create=False) as idx:
         assert {"tripled", "quadrupled", "gcd"} <= {u.qualname for u in idx.units()}
+
+
+@pytest.mark.slow
+def test_a_branch_switch_leaves_the_index_as_the_checked_out_tree(tmp_path, tiny_model):
+    from conba.index import Index, IndexBusyError
+    from conba.index.watch import Watcher
+    from conba.model import load_model
+
+    tree = write_tree(tmp_path / "proj", TREE)
+    git = ["git", "-C", str(tree), "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "one"], ["checkout", "-qb", "other"]):
+        subprocess.run([*git, *args], check=True)
+    (tree / "a" / "Util.java").unlink()
+    write_tree(tree, {"b/extra.py": "def only_on_other(x):\n    return x * 5 - 1\n",
+                      "a/mathlib.py": "def lcm(a, b):\n    return a * b // 7\n"})
+    for args in (["add", "-A"], ["commit", "-qm", "two"], ["checkout", "-q", "main"]):
+        subprocess.run([*git, *args], check=True)
+    model = load_model(tiny_model)
+    folder = tmp_path / "idx"
+    with Index(folder, model=model) as idx:
+        idx.add([tree])
+    w = Watcher(lambda: Index(folder, model=model), [tree])
+    thread = threading.Thread(target=w.run, daemon=True)
+    thread.start()
+    assert w.ready.wait(10)
+
+    def names() -> set[str]:
+        try:
+            with Index(folder, create=False) as idx:
+                return {u.qualname for u in idx.units()}
+        except IndexBusyError:
+            return set()
+
+    try:
+        subprocess.run([*git, "checkout", "-q", "other"], check=True)
+        _until(lambda: names() == {"lcm", "Sum", "only_on_other"}, 10)
+        subprocess.run([*git, "checkout", "-q", "main"], check=True)
+        _until(lambda: names() == {"gcd", "Util.twice", "Sum"}, 10)
+        _until(lambda: not w.state.running, 5)
+    finally:
+        w.stop()
+        thread.join(10)
+    assert w.state.updates <= 4 and w.state.last_error is None
