@@ -112,11 +112,14 @@ def test_the_shipped_default_answers_what_is_ported_and_what_is_not(tmp_path):
                           "function_b": "gcd"}),
              ("clones_of", {"file": "proj/java/Strings.java", "function": "reverse"}),
              ("search_code", {"code": "def gcd(a, b):\n    while b:\n        a, b = b, a % b\n    return a\n",
-                              "language": "go", "k": 1})]
+                              "language": "go", "k": 1}), ("index_status", {})]
     results = mcp_calls(_params("-i", "idx", "proj", cwd=tmp_path), calls, timeout=300)
     for error, text in results:
         assert not error, text
-    counterpart, port, cmp, clones, search = [json.loads(t) for _, t in results]
+    counterpart, port, cmp, clones, search, status = [json.loads(t) for _, t in results]
+    assert status["model"] == "default" and status["stale_files"] == 0
+    assert abs(status["threshold"] - port["summary"]["threshold"]) < 1e-3
+    assert status["threshold"] == counterpart["threshold"]
     assert counterpart["status"] == "matched" and counterpart["counterpart"]["name"] == "gcd"
     assert counterpart["counterpart"]["at"].startswith("proj/python/mathlib.py:") and counterpart["lines"]
     missing = {f["name"] for f in port["functions"]}
