@@ -177,6 +177,7 @@ def _echo_report(report, where: dict, upgraded, folder, fmt: str, verbose: bool)
 
 def _watch(idx, paths: tuple[str, ...], size: int, encoder, fmt: str) -> None:
     """Follow PATHS (conba.index.watch): one line per update (json: one object), errors without stopping."""
+    import logging
     import time
 
     from conba.index.watch import Watcher, describe, watch_paths_exist
@@ -192,6 +193,7 @@ def _watch(idx, paths: tuple[str, ...], size: int, encoder, fmt: str) -> None:
     def changed(changes: set) -> None:
         click.echo(time.strftime("%H:%M:%S ") + f"{len(changes)} changes: updating...", err=True)
 
+    logging.getLogger("watchfiles.main").setLevel(logging.ERROR)  # Ctrl-C is said below, once
     watcher = Watcher(idx, watch_paths_exist(paths), max_file_size=size, encoder=encoder, on_update=on_update)
     watcher.run(changed, on_ready=lambda: click.echo(f"watching {', '.join(paths)} (Ctrl-C to stop)", err=True))
     click.echo(f"stopped watching after {watcher.state.updates} updates; the index is complete", err=True)
