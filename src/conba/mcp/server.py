@@ -102,6 +102,7 @@ def build_server(state: ServerState, name: str = "conba") -> Any:
         try:
             await state.holder.call(state.warm_up)
             state.start_watching()
+            state.preload_in_background()
             yield state
         finally:
             await state.close()

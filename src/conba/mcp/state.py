@@ -62,6 +62,15 @@ class ServerState:
     def start(self) -> None:
         self.holder.start()
 
+    @staticmethod
+    def preload_in_background() -> None:
+        """Import what the first clones_of would (igraph: 3 s on a busy 2-core machine) in a daemon thread, once
+        the server answers: the first call of the other tools does not wait for it."""
+        import importlib
+
+        threading.Thread(target=importlib.import_module, args=("conba.clones.grouping",), daemon=True,
+                         name="conba-preload").start()
+
     async def call(self, fn: Callable[..., str], **kwargs: Any) -> str:
         return await self.holder.call(self.run_sync, fn, kwargs)
 
