@@ -119,8 +119,8 @@ def build_server(state: ServerState, name: str = "conba") -> Any:
                 raise
             raise error from None
 
-    def tool(description: str) -> Any:
-        return server.tool(description=description + _BUDGET, structured_output=False)
+    def tool(description: str, budget: bool = True) -> Any:
+        return server.tool(description=description + (_BUDGET if budget else ""), structured_output=False)
 
     @tool("Find indexed functions similar to code given by example: a snippet (code), a whole file (file), or one "
           "indexed function (file with function or line; itself left out). Results: file:lines, name, language, "
@@ -213,7 +213,8 @@ def build_server(state: ServerState, name: str = "conba") -> Any:
 
     @tool("What the index holds and how fresh it is: files, functions per language, model, engine, clone "
           "threshold, the roots the tools may read, when it was last updated, how many indexed files changed on "
-          "disk since, whether a writer is busy, and the watcher's state (conba mcp --watch).")
+          "disk since, whether a writer is busy, and the watcher's state (conba mcp --watch). Compact JSON.",
+          budget=False)
     async def index_status() -> str:
         return await call(tools_search.index_status)
 
