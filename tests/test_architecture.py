@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"model", "merge"},
     {"prune", "index", "clones", "train", "eval", "pretrain", "bench"},  # index -> clones
     {"mapping"},                   # conba map: port coverage of one tree in another, over an index
-    {"cli", "serve", "client"},
+    {"cli", "serve", "mcp", "client"},  # mcp: conba mcp (reuses serve's snapshot holder)
 ]
 
 

@@ -10,12 +10,12 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
-from conba.testing import write_tree
 
 from conba.cli.main import cli
 from conba.index import CodeIndexError
 from conba.index.shard_layout import MAX_SHARDS
 from conba.index.shards import ShardedIndex
+from helpers import write_tree
 
 QUERY = "def q(x):\n    return x * 12 + len('web')\n"
 

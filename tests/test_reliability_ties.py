@@ -80,9 +80,8 @@ def test_clone_pairs_of_an_incremental_build_equal_a_clean_builds_when_scores_ti
     """Issue 49 row 17: copies of one function tie on score; which of them fill a unit's neighbour list was the
     vector index's order (the unit ids), so a file re-indexed (new ids) changed the pairs. Ties now break by
     where a unit is in the tree."""
-    from conba.testing import write_tree
-
     from conba.index import Index
+    from helpers import write_tree
 
     copy = FUNCTIONS[0]
     proj = write_tree(tmp_path / "proj", {f"m{k}.py": copy + "\n\n" + FUNCTIONS[1 + k % 3] for k in range(6)})

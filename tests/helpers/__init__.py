@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import string
 from pathlib import Path
+from typing import Any
 
 VOCAB = (
     ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -231,3 +232,26 @@ def train_config(folder: str | Path, **keys) -> str:
     path = folder / "train-config.json"
     path.write_text(json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in keys.items()}), encoding="utf-8")
     return str(path)
+
+
+def mcp_calls(server: Any, calls: list[tuple[str, dict]], timeout: float = 120.0) -> list[tuple[bool, str]]:
+    """Call MCP tools through the SDK's client: ``server`` is an in-process ``MCPServer`` or the SDK's
+    ``StdioServerParameters`` (a subprocess); ``calls`` are (tool, arguments). Returns (is_error, text) per
+    call; the listed tools' names are the first item's when ``calls`` starts with ("tools/list", {})."""
+    import asyncio
+
+    from mcp import Client
+
+    async def run() -> list[tuple[bool, str]]:
+        out: list[tuple[bool, str]] = []
+        async with Client(server, read_timeout_seconds=timeout) as client:
+            for name, args in calls:
+                if name == "tools/list":
+                    listed = await client.list_tools()
+                    out.append((False, json.dumps([t.model_dump(mode="json", by_alias=True) for t in listed.tools])))
+                    continue
+                result = await client.call_tool(name, args)
+                out.append((bool(result.is_error), "".join(getattr(c, "text", "") for c in result.content)))
+        return out
+
+    return asyncio.run(run())

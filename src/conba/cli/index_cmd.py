@@ -64,12 +64,16 @@ __all__ = ["index", "index_option", "parse_size", "resolve_index_dir", "resolve_
 @click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None, metavar="[ADDRESS]",
               help="Encode on a Ray cluster (put it after PATHS): ADDRESS, or alone for $RAY_ADDRESS, a running "
                    "local cluster or a new local one. Needs: pip install 'conba[ray]'.")
+@click.option("--watch", is_flag=True,
+              help="After indexing, keep following PATHS: re-index changed files incrementally (a burst of saves "
+                   "or a branch switch is one update) until Ctrl-C, which finishes the update in progress.")
 @progress_option
 @friendly_errors
 def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view: str | None, engine: str | None,
           max_file_size: str, batch_size: int | None, rebuild: bool, wait: bool, verbose: bool, fmt: str,
           ray_address: str | None, lexical_weight: float | None, progress: bool | None = None,
-          device: str = "auto", dtype: str = "auto", rebuild_vectors: bool = False, shards: int | None = None) -> None:
+          device: str = "auto", dtype: str = "auto", rebuild_vectors: bool = False, shards: int | None = None,
+          watch: bool = False) -> None:
     """Index the functions of a codebase for `conba search` and `conba clones`.
 
     Walks PATHS (files or folders), respecting .gitignore and skipping vendored (node_modules,
@@ -94,11 +98,13 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
       conba index /srv/monorepo --ray                  # encode on Ray (local or $RAY_ADDRESS)
       conba index /srv/monorepo --ray ray://head:10001  # encode on a Ray cluster
       conba index . --device cuda            # on a GPU, float16 (--dtype float32 for full precision)
+      conba index src/ --watch               # then follow the working tree until Ctrl-C
     """
-    from conba.clones.display import display_path
     from conba.index import Index
     from conba.index.placement import place_index_model
 
+    if watch and (rebuild_vectors or rebuild or shards is not None):
+        raise click.UsageError("--watch goes without --rebuild, --rebuild-vectors and --shards (run those first)")
     if rebuild_vectors:
         if paths or rebuild:
             raise click.UsageError("--rebuild-vectors takes no PATHS and no --rebuild")
@@ -120,6 +126,8 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
     from conba.cli.shards_cli import is_sharded, run_sharded_index
 
     if shards is not None or is_sharded(folder):  # conba.index.shards: one ordinary index per shard
+        if watch:
+            raise click.UsageError(f"{folder}: --watch does not follow a sharded index")
         opts = dict(**index_model(model), rebuild=rebuild, wait=wait, view=view, engine=engine,
                     lexical_weight=lexical_weight)
         add = dict(max_file_size=size, batch_size=batch_size, show_progress=show_progress(progress), encoder=encoder)
@@ -136,7 +144,15 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
                          encoder=encoder)
         where = {} if encoder is not None or report.engine != "torch" else \
             {"device": str(idx.model.device), "dtype": str(idx.model.dtype).removeprefix("torch.")}
-    upgraded = getattr(idx, "upgrade_report", None)  # the model gained a long-input read-out (conba.index.upgrade)
+        _echo_report(report, where, getattr(idx, "upgrade_report", None), folder, fmt, verbose)
+        if watch:  # the same index object: its model stays loaded between updates
+            _watch(idx, paths, size, encoder, fmt)
+
+
+def _echo_report(report, where: dict, upgraded, folder, fmt: str, verbose: bool) -> None:
+    """What one run did (stdout), its warnings and skipped files (stderr); ``upgraded``: conba.index.upgrade."""
+    from conba.clones.display import display_path
+
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
     if fmt == "json":
@@ -158,3 +174,27 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
         if verbose:
             for path, reason in report.skipped:
                 click.echo(f"  {display_path(path)}: {reason}", err=True)
+
+
+def _watch(idx, paths: tuple[str, ...], size: int, encoder, fmt: str) -> None:
+    """Follow PATHS (conba.index.watch): one line per update (json: one object), errors without stopping."""
+    import logging
+    import time
+
+    from conba.index.watch import Watcher, describe, watch_paths_exist
+
+    def on_update(report, error: str | None) -> None:
+        if error is not None:
+            click.echo(time.strftime("%H:%M:%S ") + f"error: {error} (still watching)", err=True)
+        elif fmt == "json":
+            click.echo(json.dumps({"type": "update", **report.to_dict()}))
+        else:
+            click.echo(describe(report))
+
+    def changed(changes: set) -> None:
+        click.echo(time.strftime("%H:%M:%S ") + f"{len(changes)} changes: updating...", err=True)
+
+    logging.getLogger("watchfiles.main").setLevel(logging.ERROR)  # Ctrl-C is said below, once
+    watcher = Watcher(idx, watch_paths_exist(paths), max_file_size=size, encoder=encoder, on_update=on_update)
+    watcher.run(changed, on_ready=lambda: click.echo(f"watching {', '.join(paths)} (Ctrl-C to stop)", err=True))
+    click.echo(f"stopped watching after {watcher.state.updates} updates; the index is complete", err=True)

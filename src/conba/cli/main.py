@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "calibrate": ("conba.cli.calibrate_cmd", "calibrate_cmd", "Clone threshold for a target precision on dev data."),
     "compare": ("conba.cli.compare_cmd", "compare", "Similarity of two files or snippets; clone or not."),
     "serve": ("conba.cli.serve_cmd", "serve", "Serve search/compare/encode/clones over HTTP (model kept warm)."),
+    "mcp": ("conba.cli.mcp_cmd", "mcp", "MCP server for coding agents: counterparts, port status, search (warm)."),
     "prune": ("conba.cli.prune_cmd", "prune", "SDTP token pruning: train a pruning module for faster encoding."),
     "bench": ("conba.cli.bench_cmd", "bench", "Benchmarks (speed: conba variants vs sentence-transformers)."),
     "merge": ("conba.cli.merge_cmd", "merge_cmd", "WiSE-FT: average a fine-tuned model's weights with its base."),

@@ -22,6 +22,8 @@ TOOLS = {
                  "Real code in the IVF index: recall vs size and lists probed; the padded 1M."),
     "plan-100m": ("conba_research.bench.plan",
                   "The 100M-function plan, simulated from `conba bench ivf` measurements."),
+    "mcp-latency": ("conba_research.bench.mcp_latency",
+                    "`conba mcp` over stdio: start to first answer, and each tool's first and median answer time."),
     "serve-load": ("conba_research.bench.serve_load",
                    "Load test of `conba serve`: concurrent /search and /compare clients."),
 }
@@ -40,3 +42,4 @@ ivf_encode = _tool("ivf-encode")
 ivf_real = _tool("ivf-real")
 plan_100m = _tool("plan-100m")
 serve_load = _tool("serve-load")
+mcp_latency = _tool("mcp-latency")
