@@ -5,8 +5,6 @@ response fields, and a ``curl`` call built from the fields' examples, so the pag
 a field without a description or an example shows up (tests/test_serve_fields.py refuses those). The MkDocs
 build (mkdocs.yml, ``hooks``) loads this module as a hook: ``on_page_markdown`` replaces the marker
 :data:`MARKER` in docs/http-api.md with :func:`render`'s markdown.
-
-    python -m conba.serve.api_docs          # the generated markdown on stdout
 """
 
 from __future__ import annotations
@@ -130,6 +128,3 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     """MkDocs hook: the generated endpoints in place of :data:`MARKER`."""
     return markdown.replace(MARKER, render()) if MARKER in markdown else markdown
 
-
-if __name__ == "__main__":
-    print(render(), end="")
