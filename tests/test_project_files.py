@@ -28,7 +28,7 @@ WORDS = {MACHINE_PATH: tuple(f"/{d}/" for d in MACHINE_DIRS),
          OUTSIDE_TOOLING: ("run(", "give_back", "files_at", "files_fetch", "device tool", "shared/tools/", "duplicates",
                            "issues")}
 # files that hold such text on purpose, with the reason
-KEPT = {"tests/test_results_table.py": "fake machine paths, to test that result JSON drops them"}
+KEPT = {"research/tests/test_results_table.py": "fake machine paths, to test that result JSON drops them"}
 BINARY = {".safetensors", ".png", ".jpg", ".npy", ".npz", ".bin", ".onnx", ".pt", ".gz", ".zip", ".sqlite"}
 SKIPPED_DIRS = {".git", ".venv", "site", "runs", "build", "dist", "__pycache__", ".conba-index", ".gpu-bench"}
 
