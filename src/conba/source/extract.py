@@ -112,7 +112,8 @@ def _emit(node: Any, span: Any, name: str | None, src: bytes, grammar: Grammar, 
     receiver = _go_receiver(node, src)
     parts = scope + ([receiver] if receiver else []) + (name.split(".") if name else ["<anonymous>"])
     if node.type in grammar.constructors or (
-            grammar.class_named_constructors and len(parts) >= 2 and _bare(parts[-1]) == _bare(parts[-2])):
+            grammar.class_named_constructors and len(parts) >= 2 and _bare(parts[-1]) == _bare(parts[-2])
+            and node.child_by_field_name("type") is None):  # a return type: a function named like its namespace
         parts[-1] = CONSTRUCTOR
     nested: list[Unit] = []
     bodies = _nested_functions(_function_value(node, binding, src), src, grammar, parts, path, language, nested)
