@@ -1,0 +1,103 @@
+"""C and C++ headers behind macros, made parseable: the copy of a file that tree-sitter parses.
+
+Real C code puts macros where the grammar expects a type or a name, and tree-sitter, which does not
+expand them, then misreads the function or loses it in an error node (often with the rest of the file):
+
+* export / storage macros: ``int ZEXPORT deflate(...)``, ``const char * ZEXPORT zError(err)``,
+  ``void ZLIB_INTERNAL z_error(m)``, ``XXH_PUBLIC_API XXH_errorcode XXH32_update(...)``,
+  ``LZ4_FORCE_INLINE int\\nLZ4_decompress(...)``, ``local int helper(a, b)`` (``#define local static``);
+* prototype macros: ``ZEXTERN int ZEXPORT deflate OF((z_streamp strm, int flush));``.
+
+:func:`parse_copy` returns the source with those macro words (and an ``OF(`` and its closing ``)``)
+overwritten by spaces: the same length, so every byte offset and line of the parse is the original's,
+and the units are cut from the original text. Which words are macros is told by the header alone: in a
+function header (words, ``*`` and ``&`` up to ``name(``) only one word can be the return type, so any
+other identifier there is a macro (all of them when the type is a keyword: ``int``, ``unsigned long``,
+``struct s``). Headers that open with a statement keyword (``return f(x)``) or hold anything else
+(``::``, templates, ``=``) are left alone. A regular expression, not a preprocessor, on purpose: the
+macros' definitions are in headers conba is not given (or under ``#ifdef``s it cannot evaluate).
+"""
+
+from __future__ import annotations
+
+import re
+
+# words that may stand in a function header before its name and are never a macro
+_TYPES = frozenset("void char short int long float double signed unsigned _Bool bool wchar_t auto".split())
+_TAGS = frozenset({"struct", "union", "enum", "class"})
+_QUALIFIERS = frozenset(
+    "const volatile restrict __restrict static extern inline __inline __inline__ register _Noreturn typename "
+    "virtual explicit constexpr consteval friend thread_local mutable".split())
+# a header that holds one of these is a statement, not a declaration
+_STATEMENT_KEYWORDS = frozenset(
+    "return else case goto sizeof typedef throw new delete do while if for switch using namespace "
+    "template operator co_return co_yield co_await default public private protected".split())
+_HEADER = re.compile(
+    rb"^[ \t]*((?:[A-Za-z_]\w*(?:[ \t]*[*&]+)?(?:[ \t]+|[ \t]*\n[ \t]*|(?<=[*&])))+?)"
+    rb"[*&]*[ \t]*([A-Za-z_]\w*)[ \t]*\(", re.M)
+_WORD = re.compile(rb"[A-Za-z_]\w*")
+_POINTER_MACRO = re.compile(rb"\b([A-Za-z_]\w*)[ \t]+([A-Z][A-Z0-9_]*)[ \t]*(?=\*)")
+_PROTOTYPE_MACRO = re.compile(rb"\b[A-Za-z_]\w*[ \t]+([A-Z_][A-Z0-9_]*)[ \t]*\((?=[ \t]*\()")
+
+
+def parse_copy(src: bytes) -> bytes:
+    """``src`` with the macros of function headers blanked (see the module doc); ``src`` itself when
+    there are none."""
+    out = src
+    for find in (_prototype_macros, _header_macros, _pointer_macros):  # each pass reads the previous one's
+        spans = list(find(out))
+        if spans:
+            copy = bytearray(out)
+            for start, end in spans:
+                copy[start:end] = b" " * (end - start)
+            out = bytes(copy)
+    return out
+
+
+def _pointer_macros(src: bytes):
+    """``unsigned char FAR *buf``, ``struct state FAR *s``: an upper-case word between a type and ``*``."""
+    for found in _POINTER_MACRO.finditer(src):
+        first = found.group(1).decode("ascii", "replace")
+        if first not in _STATEMENT_KEYWORDS and first not in _QUALIFIERS:  # `const BYTE*`: BYTE is the type
+            yield found.start(2), found.end(2)
+
+
+def _header_macros(src: bytes):
+    """(start, end) of each macro word in a function header."""
+    for header in _HEADER.finditer(src):
+        if src.count(b"\n", header.start(1), header.end(1)) > 1:
+            continue  # a header spans at most two lines (the type on its own line: GNU style)
+        words = list(_WORD.finditer(src, header.start(1), header.end(1)))
+        names = [w.group().decode("ascii", "replace") for w in words]
+        if _STATEMENT_KEYWORDS.intersection(names) or header.group(2).decode("ascii", "replace") in _STATEMENT_KEYWORDS:
+            continue
+        others = [w for w, name, prev in zip(words, names, ["", *names])
+                  if name not in _TYPES and name not in _TAGS and name not in _QUALIFIERS and prev not in _TAGS]
+        typed = not _TYPES.isdisjoint(names) or not _TAGS.isdisjoint(names)
+        for word in others if typed else others[:-1]:  # no keyword type: the last word is the type
+            yield word.start(), word.end()
+
+
+def _prototype_macros(src: bytes):
+    """``name OF((args))``: the macro word, its ``(`` and the matching ``)``."""
+    for found in _PROTOTYPE_MACRO.finditer(src):
+        open_at = src.index(b"(", found.end(1))
+        close = _matching(src, open_at)
+        if close is None:
+            continue
+        yield found.start(1), open_at + 1
+        yield close, close + 1
+
+
+def _matching(src: bytes, open_at: int) -> int | None:
+    """The offset of the ``)`` closing the ``(`` at ``open_at`` (within 4 KB), else None."""
+    depth = 0
+    for i in range(open_at, min(len(src), open_at + 4096)):
+        c = src[i]
+        if c == 0x28:
+            depth += 1
+        elif c == 0x29:
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
