@@ -87,9 +87,25 @@ static int last_one(int y)
 {
     return y - 1;
 }
+
+MODULE_INIT(checksums)
+
+typedef struct
+{
+    int count;
+} counter_t;
+
+static int count_up(counter_t *c)
+__contract__(
+  requires(c != NULL)
+  assigns(c->count)
+)
+{
+    return ++c->count;
+}
 """
 EXPECTED = ["deflate", "helper", "describe", "report_error", "checksum", "my_update", "decode_generic",
-            "split_by_ifdef", "after_the_error", "last_one"]
+            "split_by_ifdef", "after_the_error", "last_one", "count_up"]
 
 
 def test_every_macro_pattern_is_found_with_its_own_name():
@@ -105,7 +121,7 @@ def test_export_macros_in_cpp():
     ansi = MACRO_C[MACRO_C.index("unsigned long ZEXPORT checksum"):]
     ansi += "\nvoid ZLIB_INTERNAL report_error (char *m)\n{\n    fprintf(stderr, \"%s\\n\", m);\n}\n"
     for name in ("z.h", "z.cpp"):
-        assert [u.qualname for u in extract_units(name, ansi, "cpp")] == EXPECTED[4:] + ["report_error"]
+        assert [u.qualname for u in extract_units(name, ansi, "cpp")] == [*EXPECTED[4:], "report_error"]
 
 
 def test_the_parse_copy_keeps_every_offset():
@@ -138,6 +154,6 @@ def test_index_reports_files_with_syntax_errors(tiny_model, tmp_path):
     res = CliRunner().invoke(cli, ["index", str(src), "--index", idx, "-m", tiny_model, "-v"])
     assert res.exit_code == 0, res.output
     assert "1 file parsed with syntax errors" in res.output and "z.c:56: syntax error" in res.output, res.output
-    assert "Indexed 11 functions" in res.output
+    assert "Indexed 12 functions" in res.output
     res = CliRunner().invoke(cli, ["index", str(src), "--index", idx, "-m", tiny_model, "--format", "json"])
     assert res.exit_code == 0, res.output

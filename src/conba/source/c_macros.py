@@ -6,11 +6,13 @@ expand them, then misreads the function or loses it in an error node (often with
 * export / storage macros: ``int ZEXPORT deflate(...)``, ``const char * ZEXPORT zError(err)``,
   ``void ZLIB_INTERNAL z_error(m)``, ``XXH_PUBLIC_API XXH_errorcode XXH32_update(...)``,
   ``LZ4_FORCE_INLINE int\\nLZ4_decompress(...)``, ``local int helper(a, b)`` (``#define local static``);
-* prototype macros: ``ZEXTERN int ZEXPORT deflate OF((z_streamp strm, int flush));``.
+* prototype macros: ``ZEXTERN int ZEXPORT deflate OF((z_streamp strm, int flush));``;
+* declaration macros alone on a line: ``FAKE_INIT(ARC4)`` (no ``;``) before a ``typedef`` or a function;
+* contract / attribute macros between a header and its body: ``int f(int x)\n__contract__(...)\n{``.
 
 :func:`parse_copy` returns the source with those macro words (and an ``OF(`` and its closing ``)``)
-overwritten by spaces: the same length, so every byte offset and line of the parse is the original's,
-and the units are cut from the original text. Which words are macros is told by the header alone: in a
+overwritten by spaces (newlines kept): the same length, so every byte offset and line of the parse is the
+original's, and the units are cut from the original text. Which words are macros is told by the header alone: in a
 function header (words, ``*`` and ``&`` up to ``name(``) only one word can be the return type, so any
 other identifier there is a macro (all of them when the type is a keyword: ``int``, ``unsigned long``,
 ``struct s``). Headers that open with a statement keyword (``return f(x)``) or hold anything else
@@ -37,6 +39,8 @@ _HEADER = re.compile(
     rb"[*&]*[ \t]*([A-Za-z_]\w*)[ \t]*\(", re.M)
 _WORD = re.compile(rb"[A-Za-z_]\w*")
 _POINTER_MACRO = re.compile(rb"\b([A-Za-z_]\w*)[ \t]+([A-Z][A-Z0-9_]*)[ \t]*(?=\*)")
+_STATEMENT_MACRO = re.compile(rb"^([A-Za-z_]\w*)\(([^;{}()\n]*)\)[ \t]*$", re.M)
+_CONTRACT_MACRO = re.compile(rb"^[ \t]*(?:__\w+__|[A-Z_][A-Z0-9_]*)[ \t]*\(", re.M)
 _PROTOTYPE_MACRO = re.compile(rb"\b[A-Za-z_]\w*[ \t]+([A-Z_][A-Z0-9_]*)[ \t]*\((?=[ \t]*\()")
 
 
@@ -44,14 +48,32 @@ def parse_copy(src: bytes) -> bytes:
     """``src`` with the macros of function headers blanked (see the module doc); ``src`` itself when
     there are none."""
     out = src
-    for find in (_prototype_macros, _header_macros, _pointer_macros):  # each pass reads the previous one's
+    for find in (_statement_macros, _prototype_macros, _header_macros, _pointer_macros):  # each reads the last
         spans = list(find(out))
         if spans:
             copy = bytearray(out)
-            for start, end in spans:
-                copy[start:end] = b" " * (end - start)
+            for start, end in spans:  # newlines stay: every line keeps its number
+                copy[start:end] = bytes(b if b == 0x0A else 0x20 for b in copy[start:end])
             out = bytes(copy)
     return out
+
+
+def _statement_macros(src: bytes):
+    """``FAKE_INIT(ARC4)`` alone on a line at the top level, without a ``;``: a macro that expands to a
+    declaration (tree-sitter would read it and what follows as one function, named after the macro or
+    the next keyword). Not a K&R header (``main(argc, argv)`` then ``int argc;`` or ``{``)."""
+    for found in _CONTRACT_MACRO.finditer(src):  # f(args)\n__contract__(...)\n{: between header and body
+        before = src[:found.start()].rstrip()
+        close = _matching(src, found.end() - 1)
+        if before.endswith(b")") and close is not None and src[close + 1:close + 64].lstrip()[:1] == b"{":
+            yield found.start(), close + 1
+    for found in _STATEMENT_MACRO.finditer(src):
+        rest = src[found.end():found.end() + 512].lstrip()
+        params = set(_WORD.findall(found.group(2)))
+        declared = _WORD.findall(rest.split(b";", 1)[0])[-1:] if b";" in rest[:200] else []
+        if not rest or rest[:1] == b"{" or (params and params.intersection(declared)):
+            continue
+        yield found.start(), found.end()
 
 
 def _pointer_macros(src: bytes):
