@@ -34,9 +34,8 @@ _QUALIFIERS = frozenset(
 _STATEMENT_KEYWORDS = frozenset(
     "return else case goto sizeof typedef throw new delete do while if for switch using namespace "
     "template operator co_return co_yield co_await default public private protected".split())
-_HEADER = re.compile(
-    rb"^[ \t]*((?:[A-Za-z_]\w*(?:[ \t]*[*&]+)?(?:[ \t]+|[ \t]*\n[ \t]*|(?<=[*&])))+?)"
-    rb"[*&]*[ \t]*([A-Za-z_]\w*)[ \t]*\(", re.M)
+_CALL_LINE = re.compile(rb"^[^\n(]*\(", re.M)  # a line up to its first "(" (linear: no nested repeats)
+_HEADER_TOKEN = re.compile(rb"[A-Za-z_]\w*|[*&]|[^\sA-Za-z_*&]")
 _WORD = re.compile(rb"[A-Za-z_]\w*")
 _POINTER_MACRO = re.compile(rb"\b([A-Za-z_]\w*)[ \t]+([A-Z][A-Z0-9_]*)[ \t]*(?=\*)")
 _STATEMENT_MACRO = re.compile(rb"^([A-Za-z_]\w*)\(([^;{}()\n]*)\)[ \t]*$", re.M)
@@ -85,19 +84,39 @@ def _pointer_macros(src: bytes):
 
 
 def _header_macros(src: bytes):
-    """(start, end) of each macro word in a function header."""
-    for header in _HEADER.finditer(src):
-        if src.count(b"\n", header.start(1), header.end(1)) > 1:
-            continue  # a header spans at most two lines (the type on its own line: GNU style)
-        words = list(_WORD.finditer(src, header.start(1), header.end(1)))
-        names = [w.group().decode("ascii", "replace") for w in words]
-        if _STATEMENT_KEYWORDS.intersection(names) or header.group(2).decode("ascii", "replace") in _STATEMENT_KEYWORDS:
+    """(start, end) of each macro word in a function header: ``words name(`` on one line, or
+    ``words`` on the line before ``name(`` (GNU style)."""
+    for line in _CALL_LINE.finditer(src):
+        words = _header_words(src, line.start(), line.end() - 1)
+        if words is None or not words:
             continue
+        if len(words) == 1:  # only the name: the type may be on the line before
+            before = src.rfind(b"\n", 0, max(line.start() - 1, 0)) + 1 if line.start() else 0
+            above = _header_words(src, before, max(line.start() - 1, before)) if line.start() else None
+            if not above:
+                continue
+            words = above + words
+        names = [src[a:b].decode("ascii", "replace") for a, b in words]
+        if _STATEMENT_KEYWORDS.intersection(names):
+            continue
+        names, words = names[:-1], words[:-1]  # the last word is the function's name
         others = [w for w, name, prev in zip(words, names, ["", *names])
                   if name not in _TYPES and name not in _TAGS and name not in _QUALIFIERS and prev not in _TAGS]
         typed = not _TYPES.isdisjoint(names) or not _TAGS.isdisjoint(names)
-        for word in others if typed else others[:-1]:  # no keyword type: the last word is the type
-            yield word.start(), word.end()
+        yield from others if typed else others[:-1]  # no keyword type: the last word is the type
+
+
+def _header_words(src: bytes, start: int, end: int) -> list[tuple[int, int]] | None:
+    """The (start, end) of the words of ``src[start:end]`` when it holds only words, ``*`` and ``&``;
+    else None."""
+    words = []
+    for token in _HEADER_TOKEN.finditer(src, start, end):
+        if token.group()[:1] in b"*&":
+            continue
+        if not (token.group()[:1].isalpha() or token.group()[:1] == b"_"):
+            return None
+        words.append((token.start(), token.end()))
+    return words
 
 
 def _prototype_macros(src: bytes):
