@@ -26,7 +26,7 @@ AUTO = "auto"
 # How encode makes a snippet's vector independent of its batch (issue 49): batches of one token length,
 # so no snippet is ever padded (padding changes the kernels' shapes, and so the float sums); and on the
 # dynamic int8 ONNX engine, whose activation scales are per tensor (the batch's largest value), one
-# snippet per run. The cost in throughput: docs/BENCHMARKS.md ("Deterministic batches").
+# snippet per run. The cost in throughput: docs/determinism.md.
 DETERMINISTIC = True
 
 
