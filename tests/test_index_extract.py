@@ -76,6 +76,10 @@ def test_empty_bodies_are_skipped(name):
     ("a.cpp", "class Matrix {\n  Matrix(int r) : r_(r) {}\n  ~Matrix() { free(d_); }\n};\n"
               "Matrix::Matrix() { r_ = 0; }\ntemplate <class T> Box<T>::Box(T v) { v_ = v; }\n",
      ["Matrix.<init>", "Matrix.~Matrix", "Matrix.<init>", "Box<T>.<init>"]),
+    ("a.cpp", "namespace fmt {\nint fmt(int x) { return x + 1; }\nclass Fmt { Fmt(int a) : a_(a) {} int a_; };\n}\n"
+              "namespace detail { namespace detail { void detail() { run(); } } }\n"
+              "namespace Bar { Bar::Bar() { z = 1; } }\n",
+     ["fmt.fmt", "fmt.Fmt.<init>", "detail.detail.detail", "Bar.Bar.<init>"]),  # free functions keep their names
 ])
 def test_constructors_are_named_init(name, code, expected):
     assert [u.qualname for u in extract_units(name, code, detect_language(name))] == expected

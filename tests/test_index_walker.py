@@ -128,3 +128,24 @@ def test_unreadable_file(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "open", deny)  # read_source opens without blocking (a FIFO), through os.open
     with pytest.raises(Skip, match=r"secret\.py: unreadable \(permission denied\)"):
         read_source(path)
+
+
+def test_license_texts_with_a_code_extension_are_skipped_and_counted(tmp_path):
+    _tree(tmp_path, {
+        "LICENSE-MIT.c": "Permission is hereby granted, free of charge, to any person obtaining a copy\n",
+        "lib/LICENSE.APACHE2.js": "Apache License\nVersion 2.0, January 2004\n",
+        "COPYING.py": "GNU GENERAL PUBLIC LICENSE\n",
+        "NOTICE.java": "This product includes software developed by ...\n",
+        "src/license.py": "def spdx(name):\n    return name.upper()\n",     # a module about licenses
+        "src/License.java": "class License { int id() { return 1; } }\n",
+        "src/LicenseCheck.go": "package x\n",
+    })
+    found = discover([tmp_path])
+    assert _rel(tmp_path, [c.path for c in found.files]) == {"src/license.py", "src/License.java",
+                                                              "src/LicenseCheck.go"}
+    reasons = {os.path.relpath(p, tmp_path): r for p, r in found.skipped}
+    assert {k: v for k, v in reasons.items() if v == "license text"} == {
+        "LICENSE-MIT.c": "license text", "lib/LICENSE.APACHE2.js": "license text", "COPYING.py": "license text",
+        "NOTICE.java": "license text"}
+    named = discover([tmp_path / "COPYING.py"])  # named on the command line: indexed as asked
+    assert [os.path.basename(c.path) for c in named.files] == ["COPYING.py"]

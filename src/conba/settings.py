@@ -72,10 +72,19 @@ def torch_threads(n: int) -> Iterator[int]:
 
 def resolve_device(name: str) -> torch.device:
     """``auto`` -> CUDA when available, else CPU; anything else as torch names it (UsageError when
-    CUDA is asked for but missing)."""
+    the device is unknown, or CUDA / MPS is asked for but missing)."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    device = torch.device(name)
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise UsageError(f"unknown device '{name}' (auto, cpu, cuda, cuda:N, mps)") from None
     if device.type == "cuda" and not torch.cuda.is_available():
         raise UsageError(f"device '{name}' requested but CUDA is not available; use --device cpu")
+    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
+        raise UsageError(f"device '{name}' requested but this machine has {torch.cuda.device_count()} CUDA device(s)")
+    if device.type == "mps" and not torch.backends.mps.is_available():
+        raise UsageError(f"device '{name}' requested but MPS (Apple silicon) is not available here; use --device cpu")
+    if device.type not in ("cpu", "cuda", "mps"):
+        raise UsageError(f"device '{name}' is not supported (auto, cpu, cuda, cuda:N, mps)")
     return device

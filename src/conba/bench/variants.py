@@ -116,7 +116,13 @@ def sentence_transformer(model, workdir: Path, placement=None):
         path = str(workdir / "st-backbone")
         backbone.model.save_pretrained(path, safe_serialization=True)
         backbone.tokenizer.save_pretrained(path)
-    word = models.Transformer(path, max_seq_length=backbone.max_length)
+    no_code = {"trust_remote_code": False}  # never asked on stdin (conba.encoder.hf_load)
+    try:
+        word = models.Transformer(path, max_seq_length=backbone.max_length, model_kwargs=no_code,
+                                  processor_kwargs=no_code, config_kwargs=no_code)
+    except TypeError:  # sentence-transformers < 6 names them model_args / tokenizer_args / config_args
+        word = models.Transformer(path, max_seq_length=backbone.max_length, model_args=no_code,
+                                  tokenizer_args=no_code, config_args=no_code)
     dim_of = getattr(word, "get_embedding_dimension", None) or word.get_word_embedding_dimension
     pool = models.Pooling(dim_of(), pooling_mode="mean")
     st = SentenceTransformer(modules=[word, pool, models.Normalize()], device=str(placement.device) if placement

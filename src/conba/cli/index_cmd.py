@@ -168,6 +168,13 @@ def _echo_report(report, where: dict, upgraded, folder, fmt: str, verbose: bool)
     if report.view != "raw" and report.units_encoded:
         click.echo(f"View {report.view}: {report.view_fallbacks} of {report.units_encoded} encoded functions "
                    "fell back to raw (no grammar or no usable parse)")
+    if report.syntax_errors:
+        n = len(report.syntax_errors)
+        click.echo(f"{n} file{'s' if n != 1 else ''} parsed with syntax errors: indexed the functions that could "
+                   f"be recovered{'' if verbose else ' (-v lists them)'}", err=True)
+        if verbose:
+            for path, line in report.syntax_errors:
+                click.echo(f"  {display_path(path)}:{line}: syntax error", err=True)
     if report.skipped:
         hint = "" if verbose else " (-v lists them)"
         click.echo(f"Skipped {len(report.skipped)}: {report.skip_summary()}{hint}", err=True)

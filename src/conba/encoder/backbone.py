@@ -25,9 +25,10 @@ from torch import nn
 
 from conba import settings
 from conba.encoder import adapter
+from conba.encoder.hf_load import BackboneError, RemoteCodeRefused, load_pretrained
 from conba.encoder.layers import embed_input, extended_mask, run_layers
 from conba.encoder.readout import Readout
-from conba.errors import ConbaError, ConfigError
+from conba.errors import ConfigError
 from conba.text import split_identifiers
 from conba.utils.config_keys import JsonConfig
 
@@ -36,10 +37,6 @@ LOCAL_FOLDER = "local-folder"  # what a fingerprint says of a bare model folder'
 _EMBEDDED_ALIASES = {
     "default", EMBEDDED_NAME, "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", "minilm",
 }
-
-
-class BackboneError(ConbaError, RuntimeError):
-    """The backbone could not be loaded or does not support an operation."""
 
 
 @dataclass
@@ -128,9 +125,8 @@ def load_hf(name_or_path: str, trust_remote_code: bool = False):
     """Load (tokenizer, model) with transformers, with a clear error when offline. The model class is
     the adapter's (:func:`conba.encoder.adapter.loader_name`: T5-family encoders without their decoder);
     the tokenizer pads as the family needs (decoders: on the left, eos when there is no pad token).
-    ``trust_remote_code``: run code the model folder ships (never the default)."""
-    import transformers
-    from transformers import AutoConfig, AutoTokenizer
+    ``trust_remote_code``: run code the model folder ships (never the default; never asked on stdin:
+    :mod:`conba.encoder.hf_load`, which also refuses pickled weights and malformed folders in one line)."""
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
@@ -139,17 +135,13 @@ def load_hf(name_or_path: str, trust_remote_code: bool = False):
     if not local and ("/" not in path or path.startswith((".", "/"))) and not is_embedded(name_or_path):
         if path.startswith((".", "/")):
             raise BackboneError(f"backbone folder not found: {path}")
-    offline = settings.offline()
-    remote = {"trust_remote_code": True} if trust_remote_code else {}
     try:
-        config = AutoConfig.from_pretrained(path, local_files_only=offline, **remote)
-        loader = getattr(transformers, adapter.loader_name(config))
-        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=offline, **remote)
-        model = loader.from_pretrained(path, config=config, local_files_only=offline, **remote)
+        tokenizer, model = load_pretrained(path, local, bool(trust_remote_code), settings.offline(),
+                                           adapter.loader_name)
+    except RemoteCodeRefused:
+        raise BackboneError(f"'{name_or_path}' runs code from its model folder; pass --trust-remote-code "
+                            "(trust_remote_code=True) if you trust it") from None
     except (OSError, ValueError) as exc:
-        if "trust_remote_code" in str(exc):
-            raise BackboneError(f"'{name_or_path}' runs code from its model folder; pass --trust-remote-code "
-                                "(trust_remote_code=True) if you trust it") from None
         if local:
             raise BackboneError(f"{path}: not a loadable Hugging Face model folder ({exc})") from None
         raise BackboneError(

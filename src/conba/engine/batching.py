@@ -23,6 +23,11 @@ CPU_BATCH_TOKENS = 4096   # padded tokens per batch on a CPU (measured on 2 core
 GPU_BATCH_SIZE = 256      # snippets per batch on a GPU (issue 36: batch 256 was fastest on an H100)
 GPU_BATCH_TOKENS = 256 * 512  # padded tokens per batch on a GPU: 256 snippets at a 512-token cap
 AUTO = "auto"
+# How encode makes a snippet's vector independent of its batch (issue 49): batches of one token length,
+# so no snippet is ever padded (padding changes the kernels' shapes, and so the float sums); and on the
+# dynamic int8 ONNX engine, whose activation scales are per tensor (the batch's largest value), one
+# snippet per run. The cost in throughput: docs/determinism.md.
+DETERMINISTIC = True
 
 
 @dataclass
@@ -57,11 +62,14 @@ def pad_batch(ids: Sequence[Sequence[int]], pad_id: int, left: bool = False) -> 
 
 
 def length_sorted_batches(ids: Sequence[Sequence[int]], batch_size: int, pad_id: int,
-                          max_tokens: int | None = None, left: bool = False) -> Iterator[Batch]:
+                          max_tokens: int | None = None, left: bool = False,
+                          same_length: bool = False) -> Iterator[Batch]:
     """Yield padded batches, longest first (ties: input order), of at most ``batch_size`` snippets and,
     when ``max_tokens`` is set, at most ``max_tokens`` padded tokens (rows x longest snippet; a snippet
     longer than the budget gets a batch of its own). Long snippets thus run in small batches (their
-    attention maps stay cache-sized) and short ones in full batches."""
+    attention maps stay cache-sized) and short ones in full batches. ``same_length``: a batch holds
+    snippets of one token length only (no padding), so a snippet's vector cannot depend on what else
+    was encoded with it (:data:`DETERMINISTIC`)."""
     if batch_size < 1:
         raise ValueError("batch_size must be >= 1")
     if max_tokens is not None and max_tokens < 1:
@@ -73,6 +81,9 @@ def length_sorted_batches(ids: Sequence[Sequence[int]], batch_size: int, pad_id:
         if max_tokens is not None:  # the first snippet of a batch is its longest
             rows = max(1, min(batch_size, max_tokens // max(1, len(ids[order[start]]))))
         index = order[start:start + rows]
+        if same_length:
+            index = [i for i in index if len(ids[i]) == len(ids[index[0]])]
+            rows = len(index)
         input_ids, mask = pad_batch([ids[i] for i in index], pad_id, left)
         yield Batch(index, input_ids, mask)
         start += rows

@@ -32,7 +32,9 @@ COMMIT_EVERY = 256
 # by content, so only units whose code changed are encoded again. 2: doc comments above attributes,
 # Rust ``///`` docs. 3: C++ ``template <...>`` lines and JS/TS ``export`` with the doc above them.
 # 4: named functions nested in a function body are units of their own, elided from their parent.
-EXTRACTOR_VERSION = 4
+# 5: C/C++ behind macros (export / storage / OF((...)) macros, K&R, functions after a syntax error:
+# conba.source.c_macros, conba.source.c_recover); C++ free functions named like their namespace.
+EXTRACTOR_VERSION = 5
 FILES_PER_TRANSACTION = 100
 
 
@@ -94,7 +96,10 @@ def scan(store: Store, paths: Iterable[str | os.PathLike], report: AddReport,
                 report.warnings.append(f"{shown_path(stored)}: unreadable; kept what was indexed of it")
             continue
         kept.add(stored)
-        units = extract_units(stored, text, cand.language)
+        errors: list[int] = []
+        units = extract_units(stored, text, cand.language, errors)
+        if errors:  # its functions are those the extractor could recover (conba.source.c_recover)
+            report.syntax_errors.append((shown_path(stored), errors[0]))
         pending.append((cand.path, cand.language, cand.size, cand.mtime_ns, units))
         report.files_changed += 1
         changed_units += len(units)

@@ -252,13 +252,17 @@ class ConbaModel(nn.Module):
         from tqdm.auto import tqdm
 
         from conba.engine import length_sorted_batches, pad_token_id
+        from conba.engine.batching import DETERMINISTIC
 
         device, owner = self.device, chunks.owner
+        if DETERMINISTIC and engine == "onnx":  # dynamic int8: the activation scale is the whole batch's
+            batch_size = 1
         bar = tqdm(total=len(chunks.ids), desc=desc, unit="window", disable=not show_progress_bar)
         windows = torch.zeros(len(chunks.ids), self.dim)
         with self.backbone.prompt_scope(chunks.prompt_tokens):
             for batch in length_sorted_batches(chunks.ids, batch_size, pad_token_id(self.backbone.tokenizer),
-                                               max_tokens, left=self.backbone.left_padding):
+                                               max_tokens, left=self.backbone.left_padding,
+                                               same_length=DETERMINISTIC):
                 lang_ids = self.head.language_ids([languages[owner[i]] for i in batch.index]).to(device)
                 emb = self._embed_batch(batch.input_ids.to(device), batch.attention_mask.to(device), lang_ids,
                                         engine).float()

@@ -155,7 +155,7 @@ def _load_backbone(directory: Path, config: ModelConfig, trust_remote_code: bool
         if config.backbone_storage == "full":
             tokenizer, hf = load_hf(str(existing_dir(directory / "backbone")), bcfg.trust_remote_code)
         else:
-            tokenizer, hf = load_hf(bcfg.name_or_path)
+            tokenizer, hf = load_hf(bcfg.name_or_path, bcfg.trust_remote_code)
             apply_shape(hf, bcfg)  # a student's layers and width, before its weights go over the base's
             delta = read_tensors(directory / "backbone_delta.safetensors")
             state = hf.state_dict()

@@ -23,6 +23,8 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+from conba.source.c_macros import parse_copy
+from conba.source.c_recover import JoinedDefinition, chunk_ranges, parse_range, split_body
 from conba.source.records import Unit
 from conba.syntax.languages import GRAMMARS, Grammar, get_parser, grammar_key
 
@@ -36,22 +38,66 @@ _DECLARATOR_WRAPPERS = {"pointer_declarator", "reference_declarator", "function_
                         "parenthesized_declarator", "attributed_declarator"}
 
 
-def extract_units(path: str, text: str, language: str) -> list[Unit]:
-    """Units of one file, in source order."""
+def extract_units(path: str, text: str, language: str, errors: list[int] | None = None) -> list[Unit]:
+    """Units of one file, in source order. ``errors``, when given, gets the line of the file's first
+    syntax error (none when it parses cleanly): its functions are then those that could be recovered."""
     key = grammar_key(path, language)
     parser = get_parser(key) if key in GRAMMARS else None
     if parser is None:
         return fallback_units(path, text, language)
     src = text.encode("utf-8")
+    parsed = parse_copy(src) if key in ("c", "cpp") else src  # same offsets, header macros blanked
     try:
-        tree = parser.parse(src)
+        tree = parser.parse(parsed)
     except (ValueError, RuntimeError):
         return fallback_units(path, text, language)
     units: list[Unit] = []
     _visit(tree.root_node, src, GRAMMARS[key], [], path, language, units)
+    if tree.root_node.has_error:
+        if errors is not None:
+            errors.append(_first_error_line(tree.root_node))
+        if key in ("c", "cpp"):
+            units = _recover(units, parsed, src, parser.language, GRAMMARS[key], path, language)
     if not units and tree.root_node.has_error:
         return fallback_units(path, text, language)
     return units
+
+
+def _first_error_line(node: Any) -> int:
+    """The 1-based line of the first ERROR or missing node under ``node``."""
+    while True:
+        if node.type == "ERROR" or node.is_missing:
+            return node.start_point[0] + 1
+        node = next((c for c in node.children if c.has_error or c.is_missing), None) or node
+        if not node.children or not any(c.has_error or c.is_missing for c in node.children):
+            return node.start_point[0] + 1
+
+
+def _recover(units: list[Unit], parsed: bytes, src: bytes, ts_language: Any, grammar: Grammar, path: str,
+             language: str) -> list[Unit]:
+    """A C/C++ file with syntax errors: its units that lie within one top-level piece
+    (:func:`conba.source.c_recover.chunk_ranges`) as parsed whole, plus those found by parsing each piece
+    on its own where the whole parse found none (the functions an error swallowed)."""
+    pieces = chunk_ranges(parsed)
+    if len(pieces) < 2:
+        return units
+    rows = [(p.start_point[0] + 1, p.end_point[0] + 1) for p in pieces]
+
+    def piece(line: int) -> int:
+        return next((i for i, (a, b) in enumerate(rows) if a <= line <= b), -1)
+
+    kept = [u for u in units if piece(u.start_line) == piece(u.end_line) != -1]
+    spread = [u for u in units if piece(u.start_line) != piece(u.end_line) or piece(u.start_line) == -1]
+    taken = [(u.start_line, u.end_line) for u in kept]
+    for i, span in enumerate(pieces):
+        if any(a <= rows[i][0] and rows[i][1] <= b for a, b in taken):
+            continue  # the piece lies inside a unit found whole
+        found: list[Unit] = []
+        _visit(parse_range(ts_language, parsed, span).root_node, src, grammar, [], path, language, found)
+        kept.extend(u for u in found if not any(a <= u.end_line and u.start_line <= b for a, b in taken))
+    # a unit across pieces stays when parsing the pieces found nothing in its place
+    kept.extend(u for u in spread if not any(k.start_line <= u.end_line and u.start_line <= k.end_line for k in kept))
+    return sorted(kept, key=lambda u: (u.start_line, u.end_line))
 
 
 def fallback_units(path: str, text: str, language: str) -> list[Unit]:
@@ -83,6 +129,13 @@ def _visit(node: Any, src: bytes, grammar: Grammar, scope: list[str], path: str,
            out: list[Unit]) -> None:
     for child in node.named_children:
         kind = child.type
+        body = split_body(child) if "function_definition" in grammar.functions else None
+        if body is not None:  # K&R with a pointer return type: tree-sitter-c parts header and body
+            joined = JoinedDefinition(child, body)
+            _emit(joined, joined, _function_name(joined, src), src, grammar, scope, path, language, out)
+            continue
+        if kind in ("compound_statement", "declaration") and _joined_before(child):
+            continue
         if kind in grammar.functions:
             _emit(child, _head(child, grammar), _function_name(child, src), src, grammar, scope, path, language,
                   out)
@@ -99,6 +152,18 @@ def _visit(node: Any, src: bytes, grammar: Grammar, scope: list[str], path: str,
         _visit(child, src, grammar, scope, path, language, out)
 
 
+def _joined_before(node: Any) -> bool:
+    """Whether ``node`` (a block or a K&R parameter declaration) belongs to a function joined by
+    :func:`conba.source.c_recover.split_body` from an earlier sibling."""
+    prev = node.prev_named_sibling
+    while prev is not None and prev.type in ("declaration", "comment"):
+        body = split_body(prev)
+        if body is not None:
+            return body.end_byte >= node.end_byte
+        prev = prev.prev_named_sibling
+    return False
+
+
 def _emit(node: Any, span: Any, name: str | None, src: bytes, grammar: Grammar, scope: list[str],
           path: str, language: str, out: list[Unit], binding: bool = False) -> bool:
     """Append the unit of function ``node`` (then those of the functions nested in it) to ``out``;
@@ -112,7 +177,8 @@ def _emit(node: Any, span: Any, name: str | None, src: bytes, grammar: Grammar, 
     receiver = _go_receiver(node, src)
     parts = scope + ([receiver] if receiver else []) + (name.split(".") if name else ["<anonymous>"])
     if node.type in grammar.constructors or (
-            grammar.class_named_constructors and len(parts) >= 2 and _bare(parts[-1]) == _bare(parts[-2])):
+            grammar.class_named_constructors and len(parts) >= 2 and _bare(parts[-1]) == _bare(parts[-2])
+            and node.child_by_field_name("type") is None):  # a return type: a function named like its namespace
         parts[-1] = CONSTRUCTOR
     nested: list[Unit] = []
     bodies = _nested_functions(_function_value(node, binding, src), src, grammar, parts, path, language, nested)

@@ -116,6 +116,7 @@ class AddReport:
     vectors_repaired: int = 0  # stored vectors that failed their checksum and were encoded again
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     warnings: list[str] = field(default_factory=list)  # one line each, naming a path: kept, not read
+    syntax_errors: list[tuple[str, int]] = field(default_factory=list)  # (path, line): parsed with errors
     seconds: float = 0.0
     view: str = "raw"              # the model's input view (conba.syntax.view)
     view_fallbacks: int = 0        # encoded units the view could not handle, so they went in raw
@@ -130,4 +131,5 @@ class AddReport:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["skipped"] = [{"path": p, "reason": r} for p, r in self.skipped]
+        d["syntax_errors"] = [{"path": p, "line": line} for p, line in self.syntax_errors]
         return d

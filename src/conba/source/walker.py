@@ -22,6 +22,7 @@ from conba.source.filters import (
     check_size,
     index_error_message,
     is_excluded_dir,
+    is_license_name,
     os_error_skip,
 )
 from conba.syntax.languages import detect_language
@@ -234,6 +235,9 @@ def _walk(root: Path, ignores: _Ignores, out: Discovery, max_size: int, excluded
                 continue  # dotfiles (.gitignore, .eslintrc.js...) are configuration, not code
             if ign.ignored(path, False):
                 out.skipped.append((str(path), "gitignored"))
+                continue
+            if is_license_name(path) and detect_language(path) is not None:
+                out.skipped.append((str(path), "license text"))  # named on the command line: indexed as asked
                 continue
             if entry.is_symlink() and (into := _linked_into(path, others)):
                 out.skipped.append((str(path), f"symlink into {into}"))

@@ -142,7 +142,7 @@ def stand_in_model(tokenizer_dir: Path, out: Path, shape: dict | None = None, se
     if not tokenizer_dir.is_dir():
         raise ConfigError(f"{tokenizer_dir}: no tokenizer folder for the stand-in model (scripts/gpu_bench.sh "
                           "prepare copies all-MiniLM-L6-v2's tokenizer there)")
-    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
+    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir), trust_remote_code=False)  # never asks on stdin
     torch.manual_seed(seed)
     config = BertConfig(vocab_size=len(tokenizer), **(shape or MINILM_SHAPE))
     BertModel(config).save_pretrained(out, safe_serialization=True)
