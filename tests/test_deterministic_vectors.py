@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from conba.cli.main import cli
-from conba.testing import write_tree
+from helpers import write_tree
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
