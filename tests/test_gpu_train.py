@@ -46,14 +46,16 @@ def make_shared_data(root: Path) -> Path:
 def test_tensor_pack_round_trip_is_exact_and_the_reference_is_checked():
     g = torch.Generator().manual_seed(0)
     ref = {"w": torch.randn(64, 32, generator=g).half(), "b": torch.randn(32, generator=g).half()}
-    tensors = {"w": (ref["w"].float() * 1.01).half(), "b": torch.randn(32, generator=g).half(),
+    special = torch.tensor([0.0, -0.0, float("inf"), -float("inf"), 65504, -65504, 6e-8, -6e-8]).half()
+    ref["s"] = special.flip(0)  # distances across zero, to and from the extremes
+    tensors = {"s": special, "w": (ref["w"].float() * 1.01).half(), "b": torch.randn(32, generator=g).half(),
                "ids": torch.arange(7).reshape(1, 7), "new": torch.randn(5, generator=g).half()}
     blob = tensor_pack.encode(tensors, ref)
     back = tensor_pack.decode(blob, ref)
     assert set(back) == set(tensors)
     for k, v in tensors.items():
         assert back[k].dtype == v.dtype and torch.equal(back[k], v), k
-    assert len(blob) < len(tensor_pack.encode(tensors))  # close to its reference: XOR packs smaller
+    assert len(blob) < len(tensor_pack.encode(tensors))  # close to its reference: packs smaller
     with pytest.raises(FormatError, match="checksum"):
         tensor_pack.decode(blob, {k: (v.float() + 1).half() for k, v in ref.items()})
     with pytest.raises(FormatError, match="needs its float16 reference"):
@@ -164,6 +166,7 @@ def test_sweep_end_to_end_tiny_result_json_and_checkpoints(packed, tiny_backbone
         assert row["status"] == "done", row.get("error")
         assert set(row["scores"]) == set(SETS)
         for score in row["scores"].values():
+            assert "error" not in score, score
             assert 0.0 <= score["conba"] <= 1.0 and 0.0 <= score["dense"] <= 1.0
         assert isinstance(row["decision"]["beats"], bool)
         if name != "untuned":

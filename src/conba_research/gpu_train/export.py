@@ -2,7 +2,7 @@
 
 Out (:func:`export_run`, on the GPU machine): a run's model folder as one uncompressed tar,
 ``NAME.ckpt.tar``: its ``conba_config.json`` and ``head/``, the trained backbone tensors as
-``backbone.tp`` (:mod:`tensor_pack`: the tensors that differ from the untuned float16 base, XOR'ed with
+``backbone.tp`` (:mod:`tensor_pack`: the tensors that differ from the untuned float16 base, stored against
 it, about 12-14 MB for six trained layers instead of 21 MB), and ``export.json`` (the tensors' names, four
 dev snippets and the vectors the model gave them there). What comes back from the GPU machine is at most 16 MiB a
 file, so a larger tar is split into ``NAME.ckpt.tar.part0``, ``.part1``, ...

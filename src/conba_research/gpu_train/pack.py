@@ -4,7 +4,7 @@ Why so small: the project's working tree goes to the GPU machine too (about 37 M
 shipped models' weights included) and everything together must stay under 64 MiB, so the untuned
 MiniLM (88 MB in float32, 45 MB in float16, 41 MB of that as xz) cannot travel as a folder. The pack:
 
-    base.tp           the untuned MiniLM in float16 (:mod:`tensor_pack`): its encoder layers XOR'ed with
+    base.tp           the untuned MiniLM in float16 (:mod:`tensor_pack`): its encoder layers stored against
                       the shipped default's tuned ones (src/conba/default_model, which travels anyway),
                       its word embeddings only for the tokens the data holds (about a third of the
                       vocabulary); the other rows are zero: no text of the run looks them up, they stay
@@ -48,7 +48,7 @@ CODE_SUFFIXES = {".py", ".java", ".c", ".h", ".cpp", ".hpp", ".cc", ".cs", ".js"
 
 
 def shipped_reference() -> Path:
-    """The shipped default's tuned backbone tensors (the XOR reference of the untuned layers)."""
+    """The shipped default's tuned backbone tensors (the reference the untuned layers are stored against)."""
     from conba.model.core import DEFAULT_MODEL_DIR
 
     return Path(DEFAULT_MODEL_DIR) / "backbone_delta.safetensors"
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     ap.add_argument("--base", type=Path, default=None,
                     help="Hugging Face folder of the untuned backbone (default: the embedded MiniLM).")
     ap.add_argument("--reference", type=Path, default=None,
-                    help="safetensors whose same-name tensors the base is XOR'ed with (default: the shipped "
+                    help="safetensors whose same-name tensors the base is stored against (default: the shipped "
                          "default's backbone delta; 'none': no reference).")
     args = ap.parse_args(argv)
     from conba.encoder.backbone import embedded_model_path

@@ -94,7 +94,7 @@ class Sweep:
         self.lock = threading.Lock()
         self.rows: list[dict] = []
         self.doc: dict = {"format": "conba-gpu-train", "version": 1, "status": "running", "plan": plan.to_dict(),
-                          "environment": _environment(args.device),
+                          "environment": {"device": args.device},
                           "shipped": shipped_scores(Path(args.shipped)), "runs": self.rows}
 
     def elapsed(self) -> float:
@@ -173,6 +173,7 @@ class Sweep:
 
     def run(self) -> dict:
         self.out.mkdir(parents=True, exist_ok=True)
+        self.doc["environment"] = _environment(self.args.device)  # after the view's fork pool: CUDA starts here
         self.write()
         todo = [("untuned", "mean", None, False)] + [(n, v, s, True) for n, v, s in V.runs(self.plan)]
         with ThreadPoolExecutor(max_workers=self.plan.parallel) as pool:

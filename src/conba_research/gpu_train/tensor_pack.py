@@ -4,9 +4,12 @@ Why not safetensors + xz: a float16 weight's two bytes differ in kind (sign, exp
 against the low mantissa); split into two byte planes, lzma models each (MiniLM's encoder layers, 21.3 MB
 in float16: 19.2 MB as one xz stream, 18.2 MB in planes). Against a reference tensor of the same name
 and shape (the untuned layers against the shipped default's tuned ones; a trained checkpoint against the
-untuned base it started from), the XOR of the bit patterns is mostly zero in the high bits: 13.5 MB for
-the untuned layers. Decoding is bit-exact, and a sha256 per tensor in the header checks it. Tensors
-that are not float16 (MiniLM's int64 ``position_ids``) are stored as their raw bytes.
+untuned base it started from), each weight is stored as its distance from the reference weight in
+float16 steps (units in the last place, zigzag-coded so that small distances of either sign are small
+numbers): the high plane is then mostly zero (on two of MiniLM's layers: 4.25 MB, against 4.51 MB for
+the XOR of the bit patterns and 7.1 MB raw). Decoding is bit-exact, and a sha256 per tensor in the
+header checks it. Tensors that are not float16 (MiniLM's int64 ``position_ids``) are stored as their raw
+bytes.
 
 File layout: ``CONBATP1``, the header's length (8 bytes, little-endian), the header (JSON), the lzma
 stream of the payload (all high-byte planes, then all low-byte planes, then the raw tensors).
@@ -35,10 +38,31 @@ def _bits(tensor: torch.Tensor) -> np.ndarray:
     return tensor.detach().cpu().contiguous().numpy().view(np.uint16).ravel()
 
 
+def _ordered(bits: np.ndarray) -> np.ndarray:
+    """float16 bit patterns as integers in the order of their values (-inf ... -0, +0 ... +inf)."""
+    return np.where(bits & 0x8000, ~bits & 0xFFFF, bits | 0x8000).astype(np.int32)
+
+
+def _bits_of(ordered: np.ndarray) -> np.ndarray:
+    return np.where(ordered & 0x8000, ordered & 0x7FFF, ~ordered & 0xFFFF).astype(np.uint16)
+
+
+def _distance(bits: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Zigzag-coded signed distance in float16 steps (0, -1, 1, -2, ... -> 0, 1, 2, 3, ...)."""
+    d = ((_ordered(bits) - _ordered(ref) + 0x8000) & 0xFFFF) - 0x8000  # modulo 2**16, in [-32768, 32767]
+    return (((d << 1) ^ (d >> 31)) & 0xFFFF).astype(np.uint16)
+
+
+def _undistance(code: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    code = code.astype(np.int32)
+    d = (code >> 1) ^ -(code & 1)
+    return _bits_of((_ordered(ref) + d) & 0xFFFF)
+
+
 def encode(tensors: dict[str, torch.Tensor], reference: dict[str, torch.Tensor] | None = None,
            preset: int = 6) -> bytes:
-    """The packed bytes of ``tensors`` (float16 ones XOR'ed with ``reference``'s same-name, same-shape
-    float16 tensor where there is one)."""
+    """The packed bytes of ``tensors`` (float16 ones as their distance from ``reference``'s same-name,
+    same-shape float16 tensor where there is one)."""
     reference = reference or {}
     entries, high, low, raw = [], [], [], []
     for name, tensor in tensors.items():
@@ -49,8 +73,8 @@ def encode(tensors: dict[str, torch.Tensor], reference: dict[str, torch.Tensor] 
             entry["sha256"] = _sha(bits)
             ref = reference.get(name)
             if ref is not None and ref.dtype == torch.float16 and tuple(ref.shape) == tuple(tensor.shape):
-                bits = bits ^ _bits(ref)
-                entry["xor"] = True
+                bits = _distance(bits, _bits(ref))
+                entry["delta"] = True
             high.append((bits >> 8).astype(np.uint8))
             low.append((bits & 0xFF).astype(np.uint8))
         else:
@@ -76,7 +100,7 @@ def read_header(data: bytes, where: str = "packed tensors") -> tuple[dict, int]:
 
 def decode(data: bytes, reference: dict[str, torch.Tensor] | None = None,
            where: str = "packed tensors") -> dict[str, torch.Tensor]:
-    """The tensors :func:`encode` packed (the same ``reference`` needed for XOR'ed ones), checked
+    """The tensors :func:`encode` packed (the same ``reference`` needed for the ones stored against it), checked
     against their sha256 (FormatError naming the tensor)."""
     reference = reference or {}
     header, offset = read_header(data, where)
@@ -95,11 +119,11 @@ def decode(data: bytes, reference: dict[str, torch.Tensor] | None = None,
             n = int(np.prod(shape, dtype=np.int64))
             bits = (high[pos:pos + n] << 8) | low[pos:pos + n]
             pos += n
-            if entry.get("xor"):
+            if entry.get("delta"):
                 ref = reference.get(name)
                 if ref is None or list(ref.shape) != shape or ref.dtype != torch.float16:
                     raise FormatError(f"{where}: tensor {name} needs its float16 reference {shape}")
-                bits = bits ^ _bits(ref)
+                bits = _undistance(bits, _bits(ref))
             if _sha(bits) != entry["sha256"]:
                 raise FormatError(f"{where}: tensor {name} does not match its checksum (wrong reference?)")
             out[name] = torch.from_numpy(bits.astype(np.uint16).view(np.float16).reshape(shape).copy())
