@@ -13,7 +13,10 @@
 #                                              #   .gpu-train/ to the GPU machine and run this; <= 9.5 minutes;
 #                                              #   DIR gets gpu_train.json, gpu_train.md, gpu_train.log and the
 #                                              #   two best checkpoints (NAME.ckpt.tar[.partN])
-#   scripts/gpu_train.sh import DIR/NAME.ckpt.tar runs/NAME   # HERE: a returned checkpoint as a conba model
+#   scripts/gpu_train.sh import DIR/NAME.ckpt.tar runs/NAME --eval ../shared/data
+#                                              # HERE: a returned checkpoint as a conba model, scored on the four
+#                                              #   dev sets (algorithms_dev and ports_dev need conba index, hence
+#                                              #   faiss, which the GPU machine lacks) and judged by the rule
 #
 # Time (the arithmetic is in src/conba_research/gpu_train/variants.py): 150 full-backbone steps of 64
 # snippets took 11 s on the GPU (0.073 s a step). 6 variants x 2 seeds x 200 steps, the heads over tokens
@@ -60,8 +63,8 @@ run)
     export PYTHONPATH="$PYTHONPATH:$WORK/site"
   fi
   set -o pipefail
-  # the sweep stops launching at its deadline; this cap only guards against a hang (results so far stay in $OUT)
-  timeout --signal=TERM "${GPU_TRAIN_TIMEOUT:-590}" "$PY" -m conba_research.gpu_train.cli run --pack "$HERE" \
+  # the sweep stops launching at its deadline; this cap (570 s) only guards against a hang (results so far stay in $OUT)
+  timeout --signal=TERM "${GPU_TRAIN_TIMEOUT:-570}" "$PY" -m conba_research.gpu_train.cli run --pack "$HERE" \
     --work "$WORK" --out "$OUT" "$@" 2>&1 | tee "$OUT/gpu_train.log"
   ;;
 import)

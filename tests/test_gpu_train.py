@@ -77,7 +77,19 @@ def test_decision_rule_together_and_no_set_lower_than_half_a_point():
     assert decide(scores(), shipped)["beats"] is False  # equal is not better
     missing = scores(atcoder_dev=0.1)
     del missing["ports_dev"]
-    assert decide(missing, shipped) == {"beats": None, "missing": "ports_dev"}
+    partial = decide(missing, shipped)
+    assert partial["beats"] is None and partial["missing"] == ["ports_dev"]
+    assert partial["mean_difference"] == pytest.approx(0.1 / 3, abs=1e-6)  # over the sets scored: it ranks the runs
+    assert decide({}, shipped)["missing"] == list(shipped)
+
+
+def test_repository_sets_are_skipped_without_faiss(monkeypatch, tmp_path):
+    from conba_research.gpu_train import dev_eval
+
+    monkeypatch.setattr(dev_eval, "repo_eval_available", lambda: False)
+    repos = {k: v for k, v in SETS.items() if v[0] == "repo"}
+    rows = dev_eval.evaluate_sets(object(), tmp_path, tmp_path, repos, log=lambda m: None)
+    assert set(rows) == set(repos) and all("import CKPT OUT --eval" in r["skipped"] for r in rows.values())
 
 
 def test_plan_same_steps_for_every_variant_and_the_default_fits_its_deadline():
@@ -89,7 +101,7 @@ def test_plan_same_steps_for_every_variant_and_the_default_fits_its_deadline():
         assert opts["epochs"] * opts["steps_per_epoch"] == plan.steps and opts["tune"] == "full"
         assert opts["patience"] > opts["epochs"]  # no early stop: every run takes all its steps
     work = sum(V.estimate_seconds(plan, v) for _, v, _ in V.runs(plan)) + plan.eval_seconds
-    assert work / plan.parallel < plan.deadline < 570  # ~9 minutes, under the script's 590 s cap
+    assert work / plan.parallel < plan.deadline < 570  # ~9 minutes, under the script's 570 s cap
     with pytest.raises(ValueError, match="unknown variant"):
         V.SweepPlan(variants=["mean", "lstm"]).check()
 
@@ -208,7 +220,7 @@ def test_every_variant_trains_in_process(packed, tmp_path):
     assert set(rows) == {"untuned", *(f"{v}-s1" for v in V.VARIANTS)}
     for name, row in rows.items():
         assert row["status"] == "done", (name, row.get("error"))
-        assert row["scores"] == {} and row["decision"]["beats"] is None
+        assert row["scores"] == {} and row["decision"] == {"beats": None, "missing": list(SETS)}
         if name != "untuned":
             assert row["steps"] == 1
 

@@ -1,5 +1,5 @@
 """The GPU training sweep of issue 50 (docs/gpu-train.md): full-backbone contrastive training of the
-untuned MiniLM with each head, evaluated on the four dev sets, on a GPU machine without network.
+untuned MiniLM with each head, evaluated on the dev sets, on a GPU machine without network.
 
 Modules: :mod:`tensor_pack` (float16 tensors, compressed against a reference), :mod:`pack` (what the
 GPU machine lacks: the untuned MiniLM, the data), :mod:`variants` (the runs and their time budget),

@@ -19,14 +19,41 @@ def import_main(argv: list[str], prog: str) -> None:
     ap.add_argument("out", type=Path, help="The model folder to write.")
     ap.add_argument("--base", default="default",
                     help="The untuned backbone the sweep packed: 'default' (the embedded MiniLM) or its folder.")
+    ap.add_argument("--eval", type=Path, metavar="DATA",
+                    help="Then score it here on the four dev sets of DATA (../shared/data) as the sweep does, "
+                         "and apply the rule against the shipped default (slow on a CPU: minutes per set).")
+    ap.add_argument("--shipped", type=Path, default=Path("docs/results/default"),
+                    help="The shipped default's result JSON per dev set.")
+    ap.add_argument("--device", default="cpu", help="Where --eval encodes.")
     args = ap.parse_args(argv)
     from conba.errors import ConbaError
     from conba_research.gpu_train.export import import_run
 
     try:
-        print(json.dumps(import_run(args.checkpoint, args.out, args.base)))
+        result = import_run(args.checkpoint, args.out, args.base)
+        if args.eval:
+            result.update(evaluate_here(args.out, args.eval, args.shipped, args.device))
     except (ConbaError, OSError) as exc:
         raise SystemExit(f"error: {exc}") from None
+    print(json.dumps(result))
+
+
+def evaluate_here(model_dir: Path, data: Path, shipped: Path, device: str) -> dict:
+    """The four dev sets for an imported model, as the sweep scores them, and the rule's verdict."""
+    import tempfile
+
+    from conba.engine.device import place_model
+    from conba.model import load_model
+    from conba.model.core import DEFAULT_MODEL_DIR
+    from conba_research.gpu_train.dev_eval import decide, evaluate_sets, shipped_scores
+
+    model = load_model(str(model_dir))
+    model.lexical_weight = json.loads((Path(DEFAULT_MODEL_DIR) / "conba_config.json").read_text()).get(
+        "lexical_weight", 0.0)
+    place_model(model, device, "float32")
+    with tempfile.TemporaryDirectory(prefix="conba-gpu-train-eval-") as work:
+        scores = evaluate_sets(model, data, Path(work), device=device, log=lambda m: print(m, file=sys.stderr))
+    return {"scores": scores, "decision": decide(scores, shipped_scores(shipped))}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -22,8 +22,8 @@ def variant_summary(rows: list[dict], key: str = "conba") -> dict:
 
 
 def best_runs(rows: list[dict], n: int) -> list[str]:
-    """The ``n`` trained runs with the largest mean difference to the shipped default (all four sets
-    scored), best first."""
+    """The ``n`` trained runs with the largest mean difference to the shipped default over the sets they
+    were scored on, best first."""
     scored = [r for r in rows if r.get("status") == "done" and r.get("name") != "untuned"
               and r.get("decision", {}).get("mean_difference") is not None]
     scored.sort(key=lambda r: -r["decision"]["mean_difference"])

@@ -1,4 +1,4 @@
-"""One run of the GPU sweep: ``conba train``'s trainer on the pre-viewed data, then the four dev sets.
+"""One run of the GPU sweep: ``conba train``'s trainer on the pre-viewed data, then the dev sets.
 
 The sweep applies the input view to the training and early-stopping snippets once, for every run
 (:class:`PreviewedTrainer` takes them as they are; the saved model still records the view, so the

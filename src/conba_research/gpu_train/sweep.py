@@ -1,5 +1,5 @@
 """The GPU sweep's driver (``scripts/gpu_train.sh run``): unpack, view the data once, run every
-(variant, seed) of :mod:`variants` a few at a time on the one GPU, evaluate each on the four dev sets,
+(variant, seed) of :mod:`variants` a few at a time on the one GPU, evaluate each on the dev sets,
 and write the results after every run, so that a deadline or a kill leaves what was gathered.
 
 Results in ``--out``: ``gpu_train.json`` (schema below), ``gpu_train.md`` (the table for people) and

@@ -16,8 +16,9 @@ The arithmetic (:func:`estimate_seconds`): 150 full-backbone steps × 64 snippet
 per-epoch GPU times of the sweeps behind docs/BENCHMARKS.md (ConbaLayer over tokens 2.8×, conba-scan
 5× the pooled heads). At 200 steps: mean and ctrl ~15 s, each ConbaLayer-over-tokens run ~41 s,
 conba-scan ~73 s; 225 s of training a seed, 450 s for two, run three at a time on the one GPU.
-Each run's evaluation (~16,000 snippets and functions of the four dev sets, float32) is estimated at
-25 s, its process start at 10 s: 12 runs × 35 s = 420 s more, so ~870 s of work in all, ~400 s of
+Each run's evaluation on the GPU (atcoder_dev and mbxp_dev, ~7,150 snippets in float32, with model load
+and view; more where faiss lets the repository sets run there too) is estimated at 25 s, its process
+start at 10 s: 12 runs × 35 s = 420 s more, so ~870 s of work in all, ~400 s of
 wall clock three at a time, inside the 540 s (9 minutes) of the sweep's deadline, which stops
 launching runs whose estimate no longer fits.
 """
@@ -27,7 +28,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 STEP_SECONDS = 11.0 / 150  # one full-backbone step of 64 snippets on the GPU, mean pooling (measured)
-EVAL_SECONDS = 25.0        # the four dev sets of one run on the GPU (an estimate)
+EVAL_SECONDS = 25.0        # the dev sets of one run on the GPU (an estimate)
 START_SECONDS = 10.0       # a run's process: imports, model load (an estimate)
 
 VARIANTS: dict[str, dict] = {
