@@ -13,13 +13,17 @@ import pytest
 import torch
 
 from conba.errors import FormatError, UsageError
-from conba.testing import make_tiny_dataset, write_tree
 from conba.utils.saved import read_tensors, write_tensors
 from conba_research.gpu_train import tensor_pack
 from conba_research.gpu_train import variants as V
 from conba_research.gpu_train.dev_eval import SETS, TOLERANCE, decide
 
-ROOT = Path(__file__).resolve().parents[1]
+try:  # the shared test helpers, where the tree has them as tests/helpers (pytest's pythonpath)
+    from helpers import make_tiny_dataset, write_tree
+except ImportError:
+    from conba.testing import make_tiny_dataset, write_tree
+
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "scripts" / "gpu_train.sh").is_file())
 
 
 def make_shared_data(root: Path) -> Path:

@@ -49,10 +49,7 @@ def evaluate_sets(model: Any, data: Path, work: Path, sets: dict = SETS, device:
                   dtype: str = "float32", batch_size: int = 128, log=print) -> dict:
     """``{set: {"conba": MAP@R, "dense": MAP@R, "seconds": s, ...}}`` for a placed model object; a set
     that fails is ``{"error": message}`` (the others still run)."""
-    from conba.data import load_records
     from conba.errors import ConbaError
-    from conba.eval.repo import evaluate_repo
-    from conba.eval.runner import evaluate
 
     out: dict[str, dict] = {}
     for name, (kind, paths, groups) in sets.items():
@@ -64,10 +61,15 @@ def evaluate_sets(model: Any, data: Path, work: Path, sets: dict = SETS, device:
             continue
         try:
             if kind == "jsonl":
+                from conba.data import load_records
+                from conba.eval.runner import evaluate
+
                 records = [r for p in paths for r in load_records(data / p)]
                 result = evaluate(records, model, tfidf=False, batch_size=batch_size, progress=False)
                 row = {**_means(result["retrieval"]), "records": len(records)}
             else:
+                from conba.eval.repo import evaluate_repo
+
                 result = evaluate_repo([str(data / p) for p in paths], data / groups, model=model,
                                        index_dir=work / f"index-{name}", baselines=(), clones=False,
                                        batch_size=batch_size, device=device, dtype=dtype)
