@@ -21,7 +21,7 @@
 # Time (the arithmetic is in src/conba_research/gpu_train/variants.py): 150 full-backbone steps of 64
 # snippets took 11 s on the GPU (0.073 s a step). 6 variants x 2 seeds x 200 steps, the heads over tokens
 # 2.8x (ConbaLayer) and 5x (conba-scan) a pooled step: 450 s of training; + 13 evaluations x ~25 s and
-# 12 process starts x ~10 s: ~870 s of work, ~400 s three runs at a time. The sweep's deadline (540 s
+# 12 process starts x ~10 s: ~870 s of work, ~400 s three runs at a time. The sweep's deadline (510 s
 # from its start, --deadline) launches no run whose estimate does not fit and ends training early
 # enough to evaluate; the results are rewritten after every run. ARGS go to the sweep (see `run -h`):
 # e.g. --steps 300 --parallel 4, or --variants mean,conba-tokens --seeds 0.

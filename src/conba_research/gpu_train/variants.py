@@ -19,7 +19,8 @@ conba-scan ~73 s; 225 s of training a seed, 450 s for two, run three at a time o
 Each run's evaluation on the GPU (atcoder_dev and mbxp_dev, ~7,150 snippets in float32, with model load
 and view; more where faiss lets the repository sets run there too) is estimated at 25 s, its process
 start at 10 s: 12 runs × 35 s = 420 s more, so ~870 s of work in all, ~400 s of
-wall clock three at a time, inside the 540 s (9 minutes) of the sweep's deadline, which stops
+wall clock three at a time, inside the 510 s of the sweep's deadline (the last 60 s of the 9.5 minutes
+left to runs still evaluating and to the export of the best checkpoints), which stops
 launching runs whose estimate no longer fits.
 """
 
@@ -63,7 +64,7 @@ class SweepPlan:
     dev_limit: int = 1000
     view: str = "code+docs"
     parallel: int = 3
-    deadline: float = 540.0
+    deadline: float = 510.0
     step_seconds: float = STEP_SECONDS
     eval_seconds: float = EVAL_SECONDS
     start_seconds: float = START_SECONDS
