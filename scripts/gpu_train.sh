@@ -52,7 +52,8 @@ prepare)
   ;;
 run)
   shift
-  WORK=${GPU_TRAIN_WORK:-/tmp/conba-gpu-train}  # unpacked base and data, runs, indexes
+  # unpacked base and data, runs, indexes: conba-gpu-train in the system's temporary folder
+  WORK=${GPU_TRAIN_WORK:-$("$PY" -c "import tempfile; print(tempfile.gettempdir())")/conba-gpu-train}
   OUT=${OUT:-$WORK/out}
   mkdir -p "$WORK" "$OUT"
   [ -f "$HERE/pack.json" ] || { echo "error: $HERE/pack.json missing: run 'scripts/gpu_train.sh prepare' first" >&2; exit 2; }
