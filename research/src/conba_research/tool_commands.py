@@ -17,6 +17,7 @@ TOOLS = {
     "sdtp-sweep": ("conba_research.sdtp_sweep", "SDTP layer schedule and keep ratio on a dev subset."),
     "student-layers": ("conba_research.student_layers", "Which teacher layers (and width) a distilled student keeps."),
     "train-sweep": ("conba_research.train_sweep", "Several `conba train` runs side by side, then `conba eval` each."),
+    "gpu-train": ("conba_research.gpu_train.cli", "The GPU sweep of full-backbone training: prepare, run, import."),
     "header-robustness": ("conba_research.header_robustness", "MAP@R with and without a shared realistic header."),
     "pretrain-report": ("conba_research.pretrain_report", "Collect a pretrain-effect run into JSON, PNG, markdown."),
     "polyglot": ("conba_research.polyglot", "Recall and precision of the planted clone pairs of examples/polyglot."),
