@@ -16,6 +16,10 @@ TOOLS = {
     "ivf-encode": ("conba.bench.ivf_encode", "Real embeddings of an index's functions for `conba bench ivf --real`."),
     "ivf-real": ("conba.bench.ivf_real", "Real code in the IVF index: recall vs size and lists probed; the padded 1M."),
     "plan-100m": ("conba.bench.plan", "The 100M-function plan, simulated from `conba bench ivf` measurements."),
+    "plagiarism-eval": ("conba.bench.plagiarism_eval",
+                        "`conba plagiarism` as a teacher runs it on plagiarism_dev: acc@1, AUC, the threshold."),
+    "plagiarism-scale": ("conba.bench.plagiarism_scale",
+                         "`conba plagiarism` on 500 / 5,000 submissions: end-to-end time and peak memory."),
     "serve-load": ("conba.serve.load_test", "Load test of `conba serve`: concurrent /search and /compare clients."),
 }
 
