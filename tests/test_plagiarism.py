@@ -234,3 +234,36 @@ def test_folder_submissions_and_base_inside_folder(tmp_path):
     report = check(folder, base=folder / "starter.py")
     names = {s.name for s in report.submissions}
     assert "team" in names and "starter.py" not in names
+
+
+@pytest.mark.slow  # importing conba.bench imports torch (bench speed): seconds on a busy machine
+def test_bench_evaluator_lays_out_folders_and_scores(tmp_path):
+    """conba bench plagiarism-eval on a two-problem stand-in of plagiarism_dev: one folder per problem and
+    variant (the Python submissions, one copy last), acc@1 and AUC from the command's records."""
+    from conba.bench.plagiarism_eval import evaluate, layouts
+
+    records = []
+    for g in ("p/A", "p/B"):
+        records.append({"id": f"{g}/0.py", "group": g, "language": "python", "code": PY, "role": "original"})
+        records += [{"id": f"{g}/{i + 1}.py", "group": g, "language": "python", "code": code, "role": "independent"}
+                    for i, code in enumerate(OTHERS)]
+        for variant in ("plain", "renamed"):
+            records.append({"id": f"{g}/0.py=>javascript/{variant}", "group": g, "language": "javascript",
+                            "code": JS_COPY, "copy_of": f"{g}/0.py", "variant": variant})
+    laid = list(layouts(records, None))
+    assert [(v, len(rs), rs[-1]["language"]) for _, v, rs in laid] == [("plain", 5, "javascript"),
+                                                                       ("renamed", 5, "javascript")] * 2
+    summary = evaluate(records)
+    assert summary["errors"] == 0
+    for variant in ("plain", "renamed"):
+        assert summary[variant]["n"] == 2 and summary[variant]["acc1"] == 1.0 and summary[variant]["auc"] == 1.0
+    assert len(summary["similarities"]["same_language"]) == 2 * 3  # the independent Python pairs, once each
+
+
+def test_bad_options_are_one_line_errors(tmp_path):
+    folder = write_class(tmp_path / "c")
+    for args, message in (((folder, "-t", "2"), "give a score in [0, 1] or auto"),
+                          ((folder, "--base", tmp_path / "missing"), "no such file or folder (--base)"),
+                          ((folder, "-o", tmp_path), "is a directory")):
+        r = run(*args)
+        assert r.exit_code != 0 and message in r.output and "Traceback" not in r.output, r.output

@@ -38,12 +38,16 @@ VARIANTS = ("plain", "renamed")
 
 
 def auc(pos: list[float], neg: list[float]) -> float:
-    """ROC-AUC of ``pos`` against ``neg`` (ties count half)."""
+    """ROC-AUC of ``pos`` against ``neg`` (ties count half): the Mann-Whitney statistic over average ranks."""
     if not pos or not neg:
         return float("nan")
-    from sklearn.metrics import roc_auc_score
+    import numpy as np
 
-    return float(roc_auc_score([1] * len(pos) + [0] * len(neg), pos + neg))
+    values = np.asarray(pos + neg, dtype=np.float64)
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    upper = np.cumsum(counts)
+    ranks = (upper - (counts - 1) / 2.0)[inverse]  # 1-based average rank of each value
+    return float((ranks[:len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
 def layouts(records: list[dict[str, Any]], problems: int | None):

@@ -61,7 +61,7 @@ def write_plain(report: Report, out: IO[str]) -> None:
             out.write(f"{p.score:6.3f}  {p.structure_score:6.3f}{flag} {p.a:<{wa}}  {p.b:<{wb}}  "
                       f"{c['structure']:9.2f} {c['names']:5.2f} {c['words']:5.2f}  {cov}\n")
     if report.clusters:
-        out.write("\nclusters (submissions joined by pairs at or above the threshold):\n")
+        out.write("\nclusters (submissions joined by suspicious pairs):\n")
         for c in report.clusters:
             out.write(f"  {len(c)}: {', '.join(c)}\n")
     if report.skipped:
