@@ -5,7 +5,8 @@ the longest run of equal tokens not yet covered on either side, down to ``MIN_MA
 in any order on the two sides (a copy that moved its helper functions around still matches). Each run becomes
 a fragment: the file and line range it spans in each submission, and its length in tokens; ``coverage`` is
 the share of both streams inside fragments. Streams are cut at ``MAX_TOKENS`` tokens each, so one huge file
-cannot stall a report.
+cannot stall a report, and a run of ``MIN_MATCH`` tokens that B repeats more than ``MAX_STARTS`` times starts
+no tile (it can still be inside one).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from conba.plagiarism.features import Fingerprint
 MIN_MATCH = 8
 MAX_TOKENS = 20_000
 MAX_FRAGMENTS = 50
+MAX_STARTS = 64  # a run of MIN_MATCH tokens found more often than this in B starts no tile (repetitive code)
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,8 @@ def _tiles(a: list[str], b: list[str], min_match: int) -> list[tuple[int, int, i
     where_b: dict[tuple[str, ...], list[int]] = defaultdict(list)
     for j in range(len(b) - min_match + 1):
         where_b[tuple(b[j:j + min_match])].append(j)
+    for key in [k for k, v in where_b.items() if len(v) > MAX_STARTS]:
+        del where_b[key]
     while True:
         best, found = min_match - 1, []
         for i in range(len(a) - min_match + 1):
