@@ -27,7 +27,8 @@ LAYERS: list[set[str]] = [
     {"encoder", "heads"},          # backbone, the one layer loop, SDTP inference (encoder.sdtp); heads
     {"engine"},                    # batching, chunks, precision, ONNX: what ConbaModel.encode runs
     {"model", "merge"},
-    {"prune", "index", "clones", "train", "eval", "pretrain", "bench"},  # index -> clones
+    # index -> clones; plagiarism: conba plagiarism (no model, no index), scored by bench plagiarism-eval
+    {"prune", "index", "clones", "train", "eval", "pretrain", "bench", "plagiarism"},
     {"mapping"},                   # conba map: port coverage of one tree in another, over an index
     {"cli", "serve", "mcp", "client"},  # mcp: conba mcp (reuses serve's snapshot holder)
 ]

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from conba.client import Client
     from conba.model import ConbaModel
+    from conba.plagiarism.check import check as check_plagiarism
 
-__all__ = ["Client", "ConbaModel", "load_model", "__version__"]
+__all__ = ["Client", "ConbaModel", "check_plagiarism", "load_model", "__version__"]
 
 
 def load_model(name_or_path: str = "default", prune: bool = True, *, device: str | None = None,
@@ -43,6 +44,10 @@ def __getattr__(name: str) -> Any:  # lazy, so `import conba` stays light
         from conba.index import Index
 
         return Index
+    if name == "check_plagiarism":  # no model, no torch
+        from conba.plagiarism.check import check
+
+        return check
     if name == "Client":  # the `conba serve` client: httpx only, no torch
         from conba.client import Client
 

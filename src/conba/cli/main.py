@@ -19,6 +19,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "clones": ("conba.cli.clones_cmd", "clones", "Find clone pairs/classes in an index (JSONL, CSV, HTML)."),
     "map": ("conba.cli.map_cmd", "map_cmd", "Port coverage: each function's counterpart in another tree, or missing."),
     "calibrate": ("conba.cli.calibrate_cmd", "calibrate_cmd", "Clone threshold for a target precision on dev data."),
+    "plagiarism": ("conba.cli.plagiarism_cmd", "plagiarism",
+                   "Copies among an assignment's submissions, across languages (JSONL, CSV, HTML)."),
     "compare": ("conba.cli.compare_cmd", "compare", "Similarity of two files or snippets; clone or not."),
     "serve": ("conba.cli.serve_cmd", "serve", "Serve search/compare/encode/clones over HTTP (model kept warm)."),
     "mcp": ("conba.cli.mcp_cmd", "mcp", "MCP server for coding agents: counterparts, port status, search (warm)."),

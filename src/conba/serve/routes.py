@@ -228,4 +228,7 @@ def router(state: ServeState) -> APIRouter:
     from conba.serve.file_routes import add_file_routes
 
     add_file_routes(api, state)  # POST /search/files
+    from conba.serve.plagiarism_routes import add_plagiarism_routes
+
+    add_plagiarism_routes(api, state)  # POST /plagiarism
     return api

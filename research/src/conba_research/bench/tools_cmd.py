@@ -24,6 +24,10 @@ TOOLS = {
                   "The 100M-function plan, simulated from `conba bench ivf` measurements."),
     "mcp-latency": ("conba_research.bench.mcp_latency",
                     "`conba mcp` over stdio: start to first answer, and each tool's first and median answer time."),
+    "plagiarism-eval": ("conba_research.bench.plagiarism_eval",
+                        "`conba plagiarism` as a teacher runs it on plagiarism_dev: acc@1, AUC, the threshold."),
+    "plagiarism-scale": ("conba_research.bench.plagiarism_scale",
+                         "`conba plagiarism` on 500 / 5,000 submissions: end-to-end time and peak memory."),
     "serve-load": ("conba_research.bench.serve_load",
                    "Load test of `conba serve`: concurrent /search and /compare clients."),
 }
@@ -43,3 +47,5 @@ ivf_real = _tool("ivf-real")
 plan_100m = _tool("plan-100m")
 serve_load = _tool("serve-load")
 mcp_latency = _tool("mcp-latency")
+plagiarism_eval = _tool("plagiarism-eval")
+plagiarism_scale = _tool("plagiarism-scale")
