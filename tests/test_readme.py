@@ -101,8 +101,8 @@ def conba_calls(code: str) -> list[list[str]]:
 
 
 def example_copy(where: Path) -> Path:
-    """A folder holding ``examples/polyglot`` (copied) and ``bin/conba`` (this tree's CLI); returns it."""
-    shutil.copytree(ROOT / "examples" / "polyglot", where / "examples" / "polyglot")
+    """A folder holding ``examples/`` (copied: polyglot, assignment) and ``bin/conba`` (this tree's CLI)."""
+    shutil.copytree(ROOT / "examples", where / "examples")
     bin_dir = where / "bin"
     bin_dir.mkdir()
     shim = bin_dir / "conba"
@@ -183,7 +183,8 @@ def test_only_the_two_setup_commands_are_skipped_and_ci_runs_them():
     assert all(b.code.startswith("python3 -m venv .venv && ") for b in skipped)
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert 'pip install -q -e ".[dev]"' in ci and '.venv/bin/python -m pytest -q -m "" --durations=20' in ci
-    assert 'pytest -q -m "" --durations=20' in skipped[1].code
+    assert 'pytest -q -m "" --durations=20' in skipped[1].code and '-e ".[dev]" -e research/' in skipped[1].code
+    assert '-e ".[dev]" -e research/' in ci  # the README's test command installs what CI installs
 
 
 def test_the_block_finder():
