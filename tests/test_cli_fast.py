@@ -54,7 +54,7 @@ def serve_args(monkeypatch) -> dict[str, Any]:
         return SimpleNamespace(state=SimpleNamespace(conba=state))
 
     monkeypatch.setattr("conba.serve.app.create_app", app)
-    monkeypatch.setattr("conba.serve.server.run", lambda *a, **k: None)
+    monkeypatch.setattr("conba.serve.server.run_starting", lambda build, **k: build())  # builds, serves nothing
     return seen
 
 

@@ -28,12 +28,12 @@ def _loaded(idx: Index) -> bool:
 
 
 def test_shipped_folders_are_the_loaders():
-    from conba.index import lazy_model
     from conba.model.core import CONFIG_NAME, DEFAULT_FAST_DIR, DEFAULT_MODEL_DIR
+    from conba.utils import model_files
 
-    assert lazy_model.CONFIG_NAME == CONFIG_NAME
+    assert model_files.CONFIG_NAME == CONFIG_NAME
     assert model_folder("default") == DEFAULT_MODEL_DIR.resolve()
-    assert lazy_model.SHIPPED_DIRS["default-fast"] == DEFAULT_FAST_DIR.name
+    assert model_files.SHIPPED_DIRS["default-fast"] == DEFAULT_FAST_DIR.name
     assert model_folder("zero-shot") is None and model_folder("default-sdtp") is None
     assert model_folder("some-org/some-hub-model") is None
 
@@ -119,3 +119,39 @@ def test_conba_map_on_an_up_to_date_index_loads_no_model(project, tmp_path, tiny
     assert "plus" in again.stdout
     (other / "c.py").write_text("def minus(x, y):\n    return x - y\n")  # something to encode: it loads
     assert "the model was loaded" in repr(CliRunner().invoke(cli, args).exception)
+
+
+def test_conba_index_json_on_an_up_to_date_index_loads_no_model(project, tmp_path, tiny_model, monkeypatch):
+    """The JSON summary names the device only when the run loaded the model (it used to load it to say so)."""
+    import json
+
+    from click.testing import CliRunner
+
+    import conba.model.loading
+    from conba.cli.main import cli
+
+    args = ["index", str(project), "-i", str(tmp_path / "idx"), "--format", "json"]
+    first = CliRunner().invoke(cli, args + ["-m", tiny_model])
+    assert first.exit_code == 0, first.output
+    assert json.loads(first.stdout)["device"] == "cpu"  # loaded to encode
+    assert CliRunner().invoke(cli, args).exit_code == 0  # its own model: checked once, stamp recorded
+
+    def refuse(*a, **k):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(conba.model.loading, "_load_model", refuse)
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 0, again.output
+    report = json.loads(again.stdout)
+    assert report["units_encoded"] == 0 and "device" not in report
+
+
+def test_status_notes_go_to_stderr_when_asked(monkeypatch, capsys):
+    from conba.utils.status import note
+
+    monkeypatch.setenv("CONBA_STATUS", "1")
+    note("loading model default (torch)")
+    monkeypatch.setenv("CONBA_STATUS", "0")
+    note("not shown")
+    captured = capsys.readouterr()
+    assert captured.err == "conba: loading model default (torch)\n" and captured.out == ""

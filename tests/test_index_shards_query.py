@@ -39,6 +39,7 @@ def test_sharded_queries_use_the_query_prompt(tmp_path, tiny_model, monkeypatch)
         return real(self, codes, languages, **kwargs) * 0.5
 
     monkeypatch.setattr(ConbaModel, "encode_query", encode_query)
+    monkeypatch.setenv("CONBA_QUERY_ENGINE", "torch")  # the torch model's query path (the ONNX one: test_query_encoder)
     got = ShardedIndex(tmp_path / "sh").encode(PROBES, ["Python", ""])
     assert seen == [(PROBES, ["python", ""])]  # languages normalised as Index.search does
     assert np.allclose(got, plain * 0.5)

@@ -81,3 +81,23 @@ def test_fuse_weights_and_bounds():
     assert not LexicalConfig().enabled and LexicalConfig(0.2).enabled
     with pytest.raises(ConfigError):
         LexicalConfig(2.0)
+
+
+def test_hashed_columns_are_scikit_learns():
+    """The hashing trick without scikit-learn's import: the same columns and counts as its HashingVectorizer."""
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    from conba.lexical.terms import lexical_terms
+    from conba.lexical.vectorizer import N_FEATURES, LexicalVectorizer
+
+    codes = ["def gcd(a, b):\n    return a if b == 0 else gcd(b, a % b)", "int maxValue(int[] xs) { /* größte */ }",
+             "", "fn parse_http_header(raw: &str) -> Header { todo!() }", "x x x y"]
+    ours = LexicalVectorizer().term_frequencies(codes)
+    ref = HashingVectorizer(analyzer=lexical_terms, n_features=N_FEATURES, alternate_sign=False, norm=None,
+                            dtype=np.float32).transform(codes).tocsr()
+    ref.sum_duplicates()
+    np.log(ref.data, out=ref.data)
+    ref.data += 1.0
+    assert ours.nnz == ref.nnz > 10
+    assert np.array_equal(ours.indptr, ref.indptr) and np.array_equal(ours.indices, ref.indices)
+    assert np.array_equal(ours.data, ref.data)

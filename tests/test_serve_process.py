@@ -31,11 +31,14 @@ def _wait_up(client, proc, log: Path, timeout: float = 90) -> dict:
     deadline = time.monotonic() + timeout
     while True:
         assert proc.poll() is None, log.read_text()[-3000:]
+        assert time.monotonic() < deadline, "server did not come up: " + log.read_text()[-3000:]
         try:
-            return client.health()
+            health = client.health()
+            if health["status"] != "loading":  # conba serve listens at once and loads behind
+                return health
         except httpx.TransportError:
-            assert time.monotonic() < deadline, "server did not come up: " + log.read_text()[-3000:]
-            time.sleep(0.2)
+            pass
+        time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
@@ -170,3 +173,83 @@ def test_serve_on_a_busy_port_is_a_one_line_error_before_the_model_loads(tmp_pat
                                        "-m", str(tmp_path / "no-model")])  # neither is looked at
     assert res.exit_code == 1 and "Traceback" not in res.output, res.output
     assert f"cannot listen on 127.0.0.1:{port}: Address already in use; is another server there?" in res.output
+
+
+def test_health_answers_loading_while_the_app_builds_and_requests_wait_for_it():
+    """conba serve listens before its model is loaded (conba.serve.starting): /health says "loading", any
+    other request waits and is answered by the app once built; a failed build is a 503 and stops the server."""
+    import threading
+
+    import httpx
+    from fastapi import FastAPI
+
+    from conba.serve.server import BackgroundServer
+    from conba.serve.starting import StartingApp
+
+    release, seen = threading.Event(), []
+
+    def build():
+        release.wait(30)
+        app = FastAPI()
+        app.get("/health")(lambda: {"status": "ok"})
+        app.get("/search")(lambda: {"hits": []})
+        return app
+
+    front = StartingApp(build, loading="loading the model of idx", on_ready=lambda app, s: seen.append(s),
+                        token="s3cret")
+    with BackgroundServer(front) as url:
+        assert httpx.get(f"{url}/health").status_code == 401  # the token is asked for while loading too
+        auth = {"Authorization": "Bearer s3cret"}
+        loading = httpx.get(f"{url}/health", headers=auth).json()
+        assert loading["status"] == "loading" and loading["detail"] == "loading the model of idx"
+        threading.Timer(0.3, release.set).start()
+        assert httpx.get(f"{url}/search", timeout=30).json() == {"hits": []}  # waited for the app
+        assert httpx.get(f"{url}/health").json() == {"status": "ok"} and len(seen) == 1
+
+    stopped = []
+
+    def broken():
+        raise OSError("idx: no such index")
+
+    failing = StartingApp(broken, loading="x", stop=lambda: stopped.append(True))
+    with BackgroundServer(failing) as url:
+        for _ in range(100):
+            if failing.error is not None:
+                break
+            time.sleep(0.02)
+        answer = httpx.get(f"{url}/search")
+        assert answer.status_code == 503 and "no such index" in answer.json()["detail"] and stopped == [True]
+
+
+@pytest.mark.slow
+def test_conba_serve_answers_health_within_3_s_of_start(tmp_path, tiny_model):
+    """The address at once, /health within 3 s of the process start (the model loads behind it)."""
+    import httpx
+
+    from conba.index import Index
+    from conba.serve.server import free_port
+
+    with Index(tmp_path / "idx", model=tiny_model) as idx:
+        idx.add([ROOT / "examples" / "polyglot" / "python"])
+    port = free_port()
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), TOKENIZERS_PARALLELISM="false")
+    log = tmp_path / "server.log"
+    cmd = [sys.executable, "-m", "conba.cli.main", "serve", "--index", str(tmp_path / "idx"), "--port", str(port),
+           "--log-level", "warning"]
+    start = time.monotonic()
+    with log.open("w") as fh:
+        proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT)
+    try:
+        first = None
+        while first is None and time.monotonic() - start < 60:
+            try:
+                first = httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).json()
+            except httpx.TransportError:
+                time.sleep(0.05)
+        took = time.monotonic() - start
+        assert first is not None and first["status"] in ("loading", "ok"), log.read_text()
+        assert took < 3.0, f"/health answered after {took:.1f} s"
+        assert f"http://127.0.0.1:{port}" in log.read_text().splitlines()[0]  # the address, first
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

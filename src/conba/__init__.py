@@ -25,6 +25,9 @@ def load_model(name_or_path: str = "default", prune: bool = True, *, device: str
     neither: the CPU in float32; one of them: the other is auto, as on the command line. ``pooling``
     overrides a bare model's read-out; ``trust_remote_code``
     lets a backbone run its folder's code (never the default)."""
+    from conba.utils.status import note
+
+    note(f"loading model {name_or_path} (torch and its weights: seconds to a minute on a small CPU)")
     from conba.model import load_model as _load
 
     return _load(name_or_path, prune=prune, device=device, dtype=dtype, pooling=pooling,

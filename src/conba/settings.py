@@ -17,11 +17,13 @@ import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from conba.constants import CACHE_ENV, THREADS_ENV
 from conba.errors import ConfigError, UsageError
+
+if TYPE_CHECKING:  # torch is imported where a function needs it: reading a setting must not load it
+    import torch
 
 OFFLINE_ENV = "CONBA_OFFLINE"
 
@@ -53,6 +55,8 @@ def requested_threads() -> int:
 def apply_threads(n: int | None = None) -> int:
     """Set torch's intra-op threads to ``n`` (None: ``CONBA_THREADS``; 0 or unset: no change) and
     return the thread count in use."""
+    import torch
+
     n = requested_threads() if n is None else n
     if n and torch.get_num_threads() != n:
         torch.set_num_threads(n)
@@ -63,6 +67,8 @@ def apply_threads(n: int | None = None) -> int:
 def torch_threads(n: int) -> Iterator[int]:
     """Run the block with ``n`` torch intra-op threads (0: no change), then restore the count before.
     Yields the count in use."""
+    import torch
+
     before = torch.get_num_threads()
     try:
         yield apply_threads(n)
@@ -73,6 +79,8 @@ def torch_threads(n: int) -> Iterator[int]:
 def resolve_device(name: str) -> torch.device:
     """``auto`` -> CUDA when available, else CPU; anything else as torch names it (UsageError when
     the device is unknown, or CUDA / MPS is asked for but missing)."""
+    import torch
+
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:

@@ -6,7 +6,14 @@ import json
 
 import click
 
-from conba.cli.common import code_argument, friendly_errors, language_option_value, load, read_code_path, read_stdin
+from conba.cli.common import (
+    code_argument,
+    friendly_errors,
+    language_option_value,
+    read_code_path,
+    read_stdin,
+    resolve_model_name,
+)
 from conba.cli.formats import REPORT, format_option
 from conba.cli.options import (
     AliasOption,
@@ -72,7 +79,12 @@ def compare(a: str, b: str, code: bool, language_a: str | None, language_b: str 
     for name, text in ((a, code_a), (b, code_b)):
         if not text.strip():
             raise click.ClickException(f"{'snippet' if code else name}: empty, nothing to compare")
-    result = compare_code(code_a, code_b, model=load(model, view, device, dtype), languages=(lang_a, lang_b),
+    from conba.cli.options import bare_model_settings
+    from conba.index.query_model import model_for_queries
+
+    # the ONNX query encoder when the model has one (no torch), else the model loaded and placed
+    the_model = model_for_queries(resolve_model_name(model), view, bare_model_settings(), (device, dtype))
+    result = compare_code(code_a, code_b, model=the_model, languages=(lang_a, lang_b),
                           threshold=threshold, lexical_weight=lexical_weight)
     lines = None
     if align:

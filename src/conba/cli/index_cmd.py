@@ -142,8 +142,9 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
             place_index_model(idx, device, dtype)
         report = idx.add(list(paths), max_file_size=size, batch_size=batch_size, show_progress=show_progress(progress),
                          encoder=encoder)
-        where = {} if encoder is not None or report.engine != "torch" else \
-            {"device": str(idx.model.device), "dtype": str(idx.model.dtype).removeprefix("torch.")}
+        loaded = idx._model  # None when nothing was encoded: the model never loaded (conba.index.lazy_model)
+        where = {} if encoder is not None or report.engine != "torch" or loaded is None else \
+            {"device": str(loaded.device), "dtype": str(loaded.dtype).removeprefix("torch.")}
         _echo_report(report, where, getattr(idx, "upgrade_report", None), folder, fmt, verbose)
         if watch:  # the same index object: its model stays loaded between updates
             _watch(idx, paths, size, encoder, fmt)

@@ -96,27 +96,41 @@ def serve(index_dir: str | None, model: str | None, engine: str | None, host: st
       curl -s localhost:8000/search -H 'content-type: application/json' \\
         -d '{"code": "def gcd(a, b): ...", "query_language": "python", "result_language": "java"}'
     """
-    try:
-        from conba.serve.app import create_app
-        from conba.serve.limits import Limits
-        from conba.serve.server import check_port, run
-    except ImportError as exc:
-        raise click.ClickException(f"conba serve needs FastAPI and uvicorn ({exc.name} is missing): "
-                                   "pip install 'conba[serve]'") from None
+    import importlib.util
+
+    missing = [m for m in ("fastapi", "uvicorn") if importlib.util.find_spec(m) is None]
+    if missing:  # looked up, not imported: the app is imported on the loading thread, after the server listens
+        raise click.ClickException(f"conba serve needs FastAPI and uvicorn ({missing[0]} is missing): "
+                                   "pip install 'conba[serve]'")
+    from conba.serve.server import check_port, run_starting
+
     try:
         check_port(host, port)
     except OSError as exc:
         raise click.ClickException(str(exc)) from None
     if not _is_loopback(host) and not token:
         click.echo(f"warning: serving on {host} without --token: anyone who can reach it can use it", err=True)
-    limits = Limits(max_body_bytes=parse_size(max_body), max_snippets=max_snippets, max_chars=max_chars,
-                    max_map_pairs=max_map_pairs)
+    max_body_bytes = parse_size(max_body)
     folder = resolve_index_dir(index_dir)
-    app = create_app(folder, resolve_model(model), token=token, limits=limits, workers=workers,
-                     reload_interval=reload_interval, engine=engine, device=device, dtype=dtype,
-                     model_options=bare_model_settings())
-    state = app.state.conba
-    where = state.model.device if state.engine == "torch" else "cpu"
-    click.echo(f"conba serve: http://{host}:{port} (index {folder}, model {state.model_name} on {where}, "
-               f"{state.batcher.workers} workers; API docs at /docs)", err=True)
-    run(app, host=host, port=port, log_level=log_level, access_log=access_log)
+    name, options = resolve_model(model), bare_model_settings()
+
+    def build():  # on a thread, while /health answers "loading" (conba.serve.starting)
+        from conba.serve.app import create_app
+        from conba.serve.limits import Limits
+
+        limits = Limits(max_body_bytes=max_body_bytes, max_snippets=max_snippets, max_chars=max_chars,
+                        max_map_pairs=max_map_pairs)
+        return create_app(folder, name, token=token, limits=limits, workers=workers, reload_interval=reload_interval,
+                          engine=engine, device=device, dtype=dtype, model_options=options)
+
+    def ready(app, seconds: float) -> None:
+        from conba.serve.app import serving_device
+
+        state = app.state.conba
+        click.echo(f"conba serve: ready in {seconds:.1f} s (model {state.model_name} on {serving_device(state.model)}, "
+                   f"{state.batcher.workers} workers)", err=True)
+
+    click.echo(f"conba serve: http://{host}:{port} (index {folder}; loading the model, /health says when it is "
+               "ready; API docs at /docs)", err=True)
+    run_starting(build, host=host, port=port, log_level=log_level, access_log=access_log,
+                 loading=f"loading the model of {folder}", on_ready=ready, token=token)

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import torch
+
+if TYPE_CHECKING:  # torch loads with the first torch batch: the ONNX query encoder pads with numpy only
+    import torch
 
 CPU_BATCH_SIZE = 32       # snippets per batch on a CPU (sentence-transformers' default too)
 CPU_BATCH_TOKENS = 4096   # padded tokens per batch on a CPU (measured on 2 cores; docs/BENCHMARKS.md)
@@ -49,6 +51,14 @@ def tokenize_ids(backbone, codes: Sequence[str]) -> list[list[int]]:
 def pad_batch(ids: Sequence[Sequence[int]], pad_id: int, left: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """Right-pad (``left``: left-pad, as decoders need) a list of id lists. Returns input_ids (b, l) int64
     and attention_mask (b, l) int64."""
+    import torch
+
+    out, mask = pad_arrays(ids, pad_id, left)
+    return torch.from_numpy(out), torch.from_numpy(mask)
+
+
+def pad_arrays(ids: Sequence[Sequence[int]], pad_id: int, left: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`pad_batch` as numpy arrays: input_ids (b, l) int64 and attention_mask (b, l) int64."""
     if not ids:
         raise ValueError("pad_batch needs at least one snippet")
     width = max(len(x) for x in ids)
@@ -58,7 +68,7 @@ def pad_batch(ids: Sequence[Sequence[int]], pad_id: int, left: bool = False) -> 
         cols = slice(width - len(x), width) if left else slice(0, len(x))
         out[row, cols] = x
         mask[row, cols] = 1
-    return torch.from_numpy(out), torch.from_numpy(mask)
+    return out, mask
 
 
 def length_sorted_batches(ids: Sequence[Sequence[int]], batch_size: int, pad_id: int,
@@ -70,6 +80,14 @@ def length_sorted_batches(ids: Sequence[Sequence[int]], batch_size: int, pad_id:
     attention maps stay cache-sized) and short ones in full batches. ``same_length``: a batch holds
     snippets of one token length only (no padding), so a snippet's vector cannot depend on what else
     was encoded with it (:data:`DETERMINISTIC`)."""
+    for index in length_sorted_rows(ids, batch_size, max_tokens, same_length):
+        input_ids, mask = pad_batch([ids[i] for i in index], pad_id, left)
+        yield Batch(index, input_ids, mask)
+
+
+def length_sorted_rows(ids: Sequence[Sequence[int]], batch_size: int, max_tokens: int | None = None,
+                       same_length: bool = False) -> Iterator[list[int]]:
+    """The input positions of each batch of :func:`length_sorted_batches`, unpadded."""
     if batch_size < 1:
         raise ValueError("batch_size must be >= 1")
     if max_tokens is not None and max_tokens < 1:
@@ -84,8 +102,7 @@ def length_sorted_batches(ids: Sequence[Sequence[int]], batch_size: int, pad_id:
         if same_length:
             index = [i for i in index if len(ids[i]) == len(ids[index[0]])]
             rows = len(index)
-        input_ids, mask = pad_batch([ids[i] for i in index], pad_id, left)
-        yield Batch(index, input_ids, mask)
+        yield index
         start += rows
 
 
@@ -103,6 +120,8 @@ def plan_batches(device: torch.device | str, batch_size: int | None = None,
     attention maps stay cache-sized; :data:`CPU_BATCH_SIZE`, :data:`CPU_BATCH_TOKENS`), on a GPU (CUDA,
     MPS) large length-sorted batches (:data:`GPU_BATCH_SIZE`, :data:`GPU_BATCH_TOKENS`: bounded memory
     for long windows). An explicit ``batch_size`` or ``max_tokens`` (None: no budget) wins."""
+    import torch
+
     gpu = torch.device(device).type != "cpu"
     if batch_size is None:
         batch_size = GPU_BATCH_SIZE if gpu else CPU_BATCH_SIZE

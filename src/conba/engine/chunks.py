@@ -15,13 +15,16 @@ one long window would give, up to the attention each window cannot see across it
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-
-import torch
+from typing import TYPE_CHECKING
 
 from conba.errors import ConfigError
+
+if TYPE_CHECKING:  # the ONNX query encoder cuts windows without torch
+    import torch
 
 TRUNCATE = 1  # max_chunks = 1: the old behaviour, the first window only (truncation)
 DEFAULT_MAX_CHUNKS = 8  # 8 x 510 tokens: about 16k characters of code; p99 of atcoder_dev is 11k
@@ -73,9 +76,9 @@ def chunk_ids(backbone, codes: Sequence[str], max_chunks: int | None = DEFAULT_M
               prompt: str = "") -> Chunked:
     """Tokenize ``codes`` once (no truncation) and cut each into windows of ``backbone.max_length``.
     ``max_chunks=1`` reproduces truncation to the first window exactly. ``prompt``: text put before
-    each snippet (tokenized with it, as sentence-transformers does) and repeated in every window."""
-    from transformers.utils import logging as hf_logging
-
+    each snippet (tokenized with it, as sentence-transformers does) and repeated in every window.
+    ``backbone`` needs only ``tokenizer`` (a transformers tokenizer, or one called the same way),
+    ``max_length`` and ``preprocess``."""
     tok = backbone.tokenizer
     prefix, suffix = special_template(tok)
     lead = list(tok(prompt, add_special_tokens=False)["input_ids"]) if prompt else []
@@ -83,16 +86,12 @@ def chunk_ids(backbone, codes: Sequence[str], max_chunks: int | None = DEFAULT_M
     if width < 1:
         raise ConfigError(f"the prompt takes {len(lead)} tokens, leaving none of the {backbone.max_length}-token "
                           "window for the code")
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()  # "sequence longer than the model's maximum" is what we handle here
-    try:
+    with _quiet(tok):  # "sequence longer than the model's maximum" is what we handle here
         texts = [prompt + backbone.preprocess(c) for c in codes]
         if max_chunks == TRUNCATE:
             ids = _first_window_ids(tok, texts, width)
         else:
             ids = tok(texts, add_special_tokens=False, truncation=False, padding=False)["input_ids"]
-    finally:
-        hf_logging.set_verbosity(verbosity)
     out = Chunked([], [], [], len(prefix) + len(lead))
     for n, content in enumerate(ids):
         content = list(content)
@@ -103,6 +102,22 @@ def chunk_ids(backbone, codes: Sequence[str], max_chunks: int | None = DEFAULT_M
             out.owner.append(n)
             out.weight.append(max(1, end - start))
     return out
+
+
+@contextlib.contextmanager
+def _quiet(tok) -> Iterator[None]:
+    """transformers' warnings off while a transformers tokenizer runs (others have none to silence)."""
+    if not type(tok).__module__.startswith("transformers"):
+        yield
+        return
+    from transformers.utils import logging as hf_logging
+
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
 
 
 def _cut(text: str, budget: int) -> str | None:
@@ -138,6 +153,8 @@ def _first_window_ids(tok, texts: list[str], width: int) -> list[list[int]]:
 
 def pool_chunks(emb: torch.Tensor, chunked: Chunked, n: int) -> torch.Tensor:
     """Weighted mean of the window vectors per snippet. Args: emb: (c, d). Returns (n, d)."""
+    import torch
+
     owner = torch.tensor(chunked.owner, dtype=torch.long)
     weight = torch.tensor(chunked.weight, dtype=emb.dtype)
     out = torch.zeros(n, emb.shape[1], dtype=emb.dtype)

@@ -176,7 +176,9 @@ def encode_file(index: Any, scorer: FileScorer, path: str, language: str | None 
     assert lang is not None  # read_code_file detects it or fails naming --query-language
     units = code_units(text, lang, path)
     codes, langs = [u.code for u in units], [u.language for u in units]
-    model = index._encoding_model()
+    from conba.index.query_model import query_model
+
+    model = query_model(index)  # the ONNX query encoder when it can (no torch)
     view = getattr(model, "view", "raw") or "raw"
     if view != "raw":
         from conba.syntax.view import apply_views

@@ -31,7 +31,7 @@ from conba.clones.find import CloneReport, find_clones
 from conba.clones.threshold import resolve_threshold
 from conba.data.records import DataError
 from conba.errors import ConfigError
-from conba.index import builder, identity, lexical_file, upgrade, vector_file
+from conba.index import builder, identity, lexical_file, query_model, upgrade, vector_file
 from conba.index import rebuild as swap
 from conba.index import vectors as vec
 from conba.index.ann_ivf import IVF_ABOVE
@@ -219,6 +219,7 @@ class Index:
         try:
             report = self._add(paths, model, max_file_size, batch_size, commit_every, show_progress, encoder, exclude)
             swap.finish(self, DB_NAME)  # a rebuild: the new index replaces the old one now
+            query_model.after_add(self)  # the model loaded to encode: exported for torch-free queries
         except Exception as exc:
             self._record_failure(exc)
             self._failed = True  # close() removes a new folder in which no run has completed
@@ -329,8 +330,8 @@ class Index:
         if self._vectors().ntotal == 0:
             return []
         qlang = normalize_language(query_language) if query_language else ""
-        query = self._encoding_model().encode_query([code], languages=[qlang], show_progress_bar=False,
-                                                    engine=self.engine)  # the backbone's query prompt, if any
+        encoder = query_model.query_model(self)  # the ONNX query encoder when it can (conba.index.query_model)
+        query = encoder.encode_query([code], languages=[qlang], show_progress_bar=False, engine=self.engine)
         return self.search_vectors(query, k=k, language=language, codes=[code])[0]
 
     def search_vectors(self, queries: np.ndarray, k: int = 10, language: str | None = None,
@@ -382,7 +383,6 @@ class Index:
                            min_lines=min_lines, neighbors=neighbors, keep_trivial=keep_trivial,
                            grouping=grouping, hnsw_above=self.hnsw_above, lexical_weight=weight,
                            lexical=self.lexical_index() if weight else None)
-
 
     def units(self) -> list[Unit]:
         """Every indexed unit (function, method, file or window), in id order."""

@@ -19,39 +19,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
-from pathlib import Path
 from typing import Any
 
-import conba
-from conba.constants import MODEL_CONFIG_NAME, SHIPPED_MODEL_DIRS
 from conba.index import identity
+from conba.utils.model_files import CONFIG_NAME, folder_files, model_folder
 
 __all__ = ["LazyModel", "STAMP_META", "add_model", "model_folder", "model_stamp"]
 STAMP_META = "model_stamp"
-CONFIG_NAME = MODEL_CONFIG_NAME
-SHIPPED_DIRS = SHIPPED_MODEL_DIRS
-
-
-def model_folder(name: str) -> Path | None:
-    """The one conba model folder ``load_model(name)`` reads, or None (a hub name, ``zero-shot``,
-    ``default-sdtp`` or anything else that is not one folder)."""
-    if name in SHIPPED_DIRS:
-        folder = Path(conba.__file__).parent / SHIPPED_DIRS[name]
-    else:
-        folder = Path(name)
-    return folder.resolve() if (folder / CONFIG_NAME).is_file() else None
-
-
-def _files(folder: Path) -> list[tuple[str, int, int]]:
-    out = []
-    for root, dirs, names in os.walk(folder):
-        dirs.sort()
-        for n in sorted(names):
-            st = os.stat(os.path.join(root, n))
-            out.append((os.path.relpath(os.path.join(root, n), folder), st.st_size, st.st_mtime_ns))
-    return out
 
 
 def model_stamp(idx: Any) -> str | None:
@@ -71,7 +46,7 @@ def model_stamp(idx: Any) -> str | None:
         except (OSError, ValueError, AttributeError):
             return None  # loading says what is wrong
     payload = {"folder": str(folder), "view": view, "options": options, "engine": idx.engine,
-               "files": _files(folder)}
+               "files": folder_files(folder)}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

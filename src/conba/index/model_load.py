@@ -34,5 +34,6 @@ def load_index_model(idx: Any) -> Any:
     if view is not None:
         model.view = view
     idx._model_name, idx._model_options = name, options  # recorded with a new index, so reports can name it
+    idx._own_model = own  # the index's own model, loaded by name (conba.index.query_model exports it)
     idx._check_model(model)
     return apply_placement(model, idx.placement, idx.engine)  # after the float32 check

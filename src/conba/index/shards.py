@@ -180,8 +180,9 @@ class ShardedIndex:
                                  "you want")
         langs = [normalize_language(lang) if lang else "" for lang in (languages or [""] * len(codes))]
         with Index(built[0], model=self.model, **self._options("model_options", "view", "engine")) as idx:
-            return idx._encoding_model().encode_query(codes, languages=langs, show_progress_bar=False,
-                                                      engine=idx.engine)
+            from conba.index.query_model import query_model
+
+            return query_model(idx).encode_query(codes, languages=langs, show_progress_bar=False, engine=idx.engine)
 
     def search(self, code: str, k: int = 10, language: str | None = None,
                query_language: str | None = None) -> list[Hit]:

@@ -1,6 +1,7 @@
 """Sparse TF-IDF vectors over hashed identifier terms.
 
-Terms are hashed into ``2**20`` columns (scikit-learn's ``HashingVectorizer``: no vocabulary to keep
+Terms are hashed into ``2**20`` columns (the hashing trick of scikit-learn's ``HashingVectorizer``,
+column for column: MurmurHash3 of the term's UTF-8 bytes, seed 0, ``abs(h) % 2**20``; no vocabulary to keep
 in step, so a vector computed today matches one computed in a later run, a query's matches an
 index's, and an index can be extended one file at a time). A unit is stored as its sublinear term
 frequencies ``1 + ln(tf)``; weighting by an :class:`IdfTable` and L2 normalisation happen when
@@ -15,9 +16,9 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import mmh3
 import numpy as np
 from scipy import sparse
-from sklearn.feature_extraction.text import HashingVectorizer
 
 from conba.lexical.terms import lexical_terms
 
@@ -63,17 +64,12 @@ class IdfTable:
 class LexicalVectorizer:
     """Snippets -> sparse term-frequency rows; term-frequency rows + idf -> unit-length TF-IDF rows."""
 
-    def __init__(self) -> None:
-        self._hasher = HashingVectorizer(analyzer=lexical_terms, n_features=N_FEATURES, alternate_sign=False,
-                                         norm=None, dtype=np.float32)
-
     def term_frequencies(self, codes: Sequence[str]) -> sparse.csr_matrix:
         """(n, V) float32 CSR: ``1 + ln(count)`` of each hashed term (0 where absent)."""
         codes = list(codes)
         if not codes:
             return sparse.csr_matrix((0, N_FEATURES), dtype=np.float32)
-        tf = self._hasher.transform(codes).tocsr()
-        tf.sum_duplicates()
+        tf = hashed_counts([lexical_terms(c) for c in codes])
         np.log(tf.data, out=tf.data)
         tf.data += 1.0
         return tf
@@ -93,6 +89,24 @@ class LexicalVectorizer:
         tf = self.term_frequencies(codes)
         table = idf if idf is not None else IdfTable.fit(tf)
         return self.weigh(tf, table.weights())
+
+
+def hashed_counts(docs: Sequence[Sequence[str]]) -> sparse.csr_matrix:
+    """(n, V) float32 CSR of term counts, duplicates summed, indices sorted. The hashing trick written out
+    with ``mmh3`` (a small maintained MurmurHash3 binding) instead of scikit-learn's ``HashingVectorizer``,
+    whose import costs seconds (most of a cold ``conba search``); tests check the columns are the same."""
+    indptr, hashes = [0], []
+    murmur = mmh3.hash
+    for terms in docs:
+        hashes.extend([murmur(t.encode("utf-8"), 0, True) for t in terms])
+        indptr.append(len(hashes))
+    h = np.asarray(hashes, np.int64)
+    indices = np.where(h == -2147483648, (2147483647 - (N_FEATURES - 1)) % N_FEATURES, np.abs(h) % N_FEATURES)
+    kind = np.int32 if len(indices) < 2 ** 31 else np.int64  # as scikit-learn's
+    tf = sparse.csr_matrix((np.ones(len(indices), np.float32), indices.astype(kind),
+                            np.asarray(indptr, kind)), shape=(len(docs), N_FEATURES), dtype=np.float32)
+    tf.sum_duplicates()
+    return tf
 
 
 def row_pair_cosines(vectors: sparse.csr_matrix, rows_a: Sequence[int] | np.ndarray,

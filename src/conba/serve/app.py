@@ -25,6 +25,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from conba.engine.query_encoder import QueryEncoder
 from conba.serve.batching import EncodeBatcher
 from conba.serve.errors import add_http_error_handler, http_detail
 from conba.serve.limits import BodyLimitMiddleware, Limits
@@ -64,18 +65,20 @@ def _stored_engine(index_dir: Path) -> str:
         return idx.engine
 
 
-def resolve_model(index_dir: Path, model: Any, options: dict | None = None) -> tuple[Any, str]:
+def resolve_model(index_dir: Path, model: Any, options: dict | None = None, fast: bool = False) -> tuple[Any, str]:
     """(model, its name): a given ConbaModel, a given name, the index's model (with the load options it
-    was recorded with), or the shipped default; ``options``: load_model's pooling / trust_remote_code."""
+    was recorded with; with ``fast``, its ONNX query encoder when it has one: :mod:`conba.index.query_model`),
+    or the shipped default; ``options``: load_model's pooling / trust_remote_code."""
     if model is not None and not isinstance(model, (str, os.PathLike)):
         return model, getattr(model, "name", None) or "(in memory)"
-    from conba.model import load_model
-
     if model is None and (index_dir / "index.sqlite").exists():
         from conba.index import Index
+        from conba.index.query_model import query_model
 
         with Index(index_dir, create=False, model_options=options) as idx:  # the index's model, view, options
-            return idx.model, idx.model_name or "default"
+            return query_model(idx) if fast else idx.model, idx.model_name or "default"
+    from conba.model import load_model
+
     name = str(model) if model is not None else "default"
     return load_model(name, **(options or {})), name
 
@@ -87,9 +90,10 @@ def default_workers(cores: int | None = None) -> int:
     66 ms (p50) with two one-thread workers and 49 ms with one two-thread worker, while 50 concurrent
     clients got 12.9 vs 11.4 requests/s (docs/BENCHMARKS.md, "Serve load test"): requests that
     arrive together are batched anyway, so the lone query's latency is the better trade."""
-    import torch
+    if not cores:
+        import torch
 
-    cores = cores or torch.get_num_threads()
+        cores = torch.get_num_threads()
     return max(1, cores // 2)
 
 
@@ -119,22 +123,27 @@ def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *,
 
     check_env()  # a bad CONBA_IVF_NPROBE: one line now, not a traceback at start-up
     limits = limits or Limits()
-    import torch
+    from conba.index.query_model import CPU_PLACES, FLOAT32
 
-    cores = max(1, torch.get_num_threads())
-    the_model, name = resolve_model(folder, model, model_options)
-    the_model.eval()
+    fast = engine in (None, "torch") and device in CPU_PLACES and dtype in FLOAT32  # else torch, as asked
+    the_model, name = resolve_model(folder, model, model_options, fast)
+    on_torch = not isinstance(the_model, QueryEncoder)  # else ONNX Runtime, and torch is never imported
+    if on_torch:
+        import torch
+
+        the_model.eval()
+    cores = max(1, torch.get_num_threads() if on_torch else (os.cpu_count() or 1))
     if engine is None:
         engine = _stored_engine(folder)
     else:
         from conba.index.identity import check_engine, require_engine
 
         require_engine(the_model, check_engine(engine))  # one line now, not at the first request
-    if device is not None or dtype is not None:
+    if on_torch and (device is not None or dtype is not None):
         from conba.engine.device import place_model
 
         place_model(the_model, device or "auto", dtype or "auto", engine)
-    workers = workers or (1 if the_model.device.type != "cpu" else default_workers(cores))
+    workers = workers or (1 if serving_device(the_model) != "cpu" else default_workers(cores))
 
     def encode(codes: list[str], languages: list[str]) -> Any:  # batches planned for the model's device
         return the_model.encode(codes, languages=languages, show_progress_bar=False, engine=engine)
@@ -153,26 +162,23 @@ def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *,
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        import torch
-
-        previous = torch.get_num_threads()
-        torch.set_num_threads(state.threads)  # CONBA_THREADS, when set, still wins inside encode()
-        state.holder.start()
-        await state.batcher.start()
-        poll = None
-        try:
-            await state.batcher.encode(["def warm_up(x):\n    return x + 1\n"], ["python"])
-            await state.holder.call(state.holder.refresh)
-            if reload_interval > 0:
-                poll = asyncio.create_task(state.holder.poll(reload_interval))
-            yield
-        finally:
-            if poll is not None:
-                poll.cancel()
-                await asyncio.gather(poll, return_exceptions=True)
-            await state.batcher.stop()
-            await state.holder.close()
-            torch.set_num_threads(previous)
+        # torch's intra-op threads per worker (CONBA_THREADS, when set, still wins inside encode())
+        with _torch_threads(state.threads) if on_torch else contextlib.nullcontext():
+            state.holder.start()
+            await state.batcher.start()
+            poll = None
+            try:
+                await state.batcher.encode(["def warm_up(x):\n    return x + 1\n"], ["python"])
+                await state.holder.call(state.holder.refresh)
+                if reload_interval > 0:
+                    poll = asyncio.create_task(state.holder.poll(reload_interval))
+                yield
+            finally:
+                if poll is not None:
+                    poll.cancel()
+                    await asyncio.gather(poll, return_exceptions=True)
+                await state.batcher.stop()
+                await state.holder.close()
 
     from conba import __version__
 
@@ -188,6 +194,18 @@ def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *,
     app.include_router(router(state))
     mount_page(app)
     return app
+
+
+def serving_device(model: Any) -> str:
+    """Where ``model`` encodes: its torch device, or ``cpu`` for the ONNX query encoder."""
+    device = getattr(model, "device", None)
+    return "cpu" if device is None or isinstance(model, QueryEncoder) else str(getattr(device, "type", device))
+
+
+def _torch_threads(n: int) -> Any:
+    from conba.settings import torch_threads
+
+    return torch_threads(n)
 
 
 def _denied(request: Request) -> JSONResponse | None:

@@ -24,6 +24,27 @@ def run(app: Any, host: str = "127.0.0.1", port: int = 8000, log_level: str = "i
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=access_log)
 
 
+def run_starting(build: Any, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info",
+                 access_log: bool = False, *, loading: str = "loading the model", on_ready: Any = None,
+                 token: str | None = None) -> None:
+    """Listen at once and serve the app ``build()`` returns once it is built (:mod:`conba.serve.starting`);
+    ``/health`` says "loading" until then. Raises what ``build()`` raised, after the server stopped."""
+    import uvicorn
+
+    from conba.serve.starting import StartingApp
+
+    server: Any = None
+
+    def stop() -> None:
+        server.should_exit = True
+
+    front = StartingApp(build, loading=loading, on_ready=on_ready, stop=stop, token=token)
+    server = uvicorn.Server(uvicorn.Config(front, host=host, port=port, log_level=log_level, access_log=access_log))
+    server.run()
+    if front.error is not None:
+        raise front.error
+
+
 def check_port(host: str, port: int) -> None:
     """OSError naming ``host:port`` when a server could not listen there (in use, no such address), found
     before the model is loaded rather than by uvicorn after it. Port 0 (any free one) always passes."""

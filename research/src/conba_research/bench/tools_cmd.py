@@ -28,6 +28,8 @@ TOOLS = {
                         "`conba plagiarism` as a teacher runs it on plagiarism_dev: acc@1, AUC, the threshold."),
     "plagiarism-scale": ("conba_research.bench.plagiarism_scale",
                          "`conba plagiarism` on 500 / 5,000 submissions: end-to-end time and peak memory."),
+    "first-answer": ("conba_research.bench.first_answer",
+                     "Time to first answer: cold search / compare / map / index / serve against `import torch`."),
     "serve-load": ("conba_research.bench.serve_load",
                    "Load test of `conba serve`: concurrent /search and /compare clients."),
 }
@@ -49,3 +51,4 @@ serve_load = _tool("serve-load")
 mcp_latency = _tool("mcp-latency")
 plagiarism_eval = _tool("plagiarism-eval")
 plagiarism_scale = _tool("plagiarism-scale")
+first_answer = _tool("first-answer")
