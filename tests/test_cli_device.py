@@ -15,7 +15,7 @@ from conba.cli.main import cli
 from conba.cli.options import DEVICE_ENV, DTYPE_ENV, DTYPES, DeviceType
 
 # Commands that run a model for inference: --device and --dtype.
-INFERENCE = {"conba encode", "conba index", "conba search", "conba clones", "conba map", "conba serve",
+INFERENCE = {"conba encode", "conba index", "conba search", "conba clones", "conba map", "conba serve", "conba mcp",
              "conba compare", "conba eval", "conba eval-repo", "conba calibrate", "conba bench speed",
              "conba bench gpu", "conba experiment noise"}
 # Commands that train: --device only (weights train in float32; train uses bf16 autocast on CUDA).

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from conba.cli.main import cli
 from conba.data.records import DataError
 from conba.mapping.git_changes import function_changes, repo_root, resolve_revision
+from helpers import map_config
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command")
 
@@ -56,9 +57,10 @@ def test_a_revision_that_is_not_one_commit_is_refused(repo, rev, why):
     assert resolve_revision(repo_root(repo), "v1") == git(repo, "rev-parse", "v1").strip()
 
 
-def _map(repo: Path, tiny_model: str, *more: str):
+def _map(repo: Path, tiny_model: str, *more: str, keep_trivial: bool = False):
+    config = map_config(repo.parent / "cfg", lexical_weight=1, keep_trivial=keep_trivial)
     return CliRunner().invoke(cli, ["map", str(repo / "upstream"), str(repo / "port"), "-i", str(repo.parent / "idx"),
-                                    "-m", tiny_model, "--lexical-weight", "1", "-t", "0.6", *more])
+                                    "-m", tiny_model, "--config", config, "-t", "0.6", *more])
 
 
 @pytest.mark.parametrize("option", ["--since", "--target-since"])
@@ -90,5 +92,5 @@ def test_drift_of_left_out_functions_says_so(repo, tiny_model):
     assert summary["type"] == "drift_summary" and summary["functions"] == 0 and summary["left_out"] == 1
     assert "no source function changed" not in res.stderr
     assert "no mapped source function changed; 1 changed functions the map leaves out" in res.stderr
-    kept = _map(repo, tiny_model, "--since", "v1", "--keep-trivial")
+    kept = _map(repo, tiny_model, "--since", "v1", keep_trivial=True)
     assert json.loads(kept.stdout.splitlines()[-1])["functions"] == 1

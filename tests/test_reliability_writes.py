@@ -17,6 +17,11 @@ ALLOWED = {
     "conba_research/bench/corpus.py": "the scratch source tree of `bench index-scale --phase build`, removed and "
                                       "rewritten unless its BUILD.json stamp (written last, atomically) matches",
     "conba_research/bench/ann.py": "faiss.write_index into a byte-counting callback (the serialised size; no file)",
+    "conba_research/bench/plagiarism_eval.py": "the teacher's folders and each run's JSONL in a fresh temporary folder",
+    "conba_research/bench/plagiarism_scale.py": "the laid-out submissions in the bench's own work folder",
+    "conba_research/gpu_train/export.py": "checkpoint archives and their parts in the GPU run's result folder",
+    "conba_research/gpu_train/pack.py": "the pack's archives in the folder `gpu_train.sh prepare` makes",
+    "conba_research/gpu_train/sweep.py": "each run's spec and log in the sweep's work folder",
 }
 HANDLES = {"fh", "f", "fp", "p", "tmp", "handle"}  # a file already opened (or a path) given by atomic_write
 WRITERS = {"write_text", "write_bytes", "savefig", "save", "dump", "to_csv", "write_index"}

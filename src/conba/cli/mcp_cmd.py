@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from conba.cli.common import friendly_errors, index_model
-from conba.cli.options import bare_model_options, index_option, model_option, resolve_index_dir
+from conba.cli.options import bare_model_options, index_option, model_option, placement_options, resolve_index_dir
 from conba.cli.paths import InputPath
 
 if TYPE_CHECKING:
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 @index_option
 @model_option
 @bare_model_options
+@placement_options
 @click.option("--watch", is_flag=True,
               help="Keep the index following PATHS while serving: changed files are re-indexed incrementally "
                    "(as `conba index --watch`), and the next tool call sees them.")
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535),
               help="With --transport http: TCP port.")
 @friendly_errors
-def mcp(paths: tuple[str, ...], index_dir: str | None, model: str | None, watch: bool, transport: str,
-        host: str, port: int) -> None:
+def mcp(paths: tuple[str, ...], index_dir: str | None, model: str | None, device: str, dtype: str, watch: bool,
+        transport: str, host: str, port: int) -> None:
     """Serve conba's tools to coding agents and editors over the Model Context Protocol.
 
     Tools: search_code, find_counterpart, port_status, clones_of, compare, index_status (docs/mcp.md).
@@ -60,7 +61,7 @@ def mcp(paths: tuple[str, ...], index_dir: str | None, model: str | None, watch:
     folder = resolve_index_dir(index_dir)
     t0 = time.perf_counter()
     with contextlib.redirect_stdout(sys.stderr):  # nothing but the protocol may reach stdout
-        state = _open(folder, paths, model, watch)
+        state = _open(folder, paths, model, watch, device, dtype)
     click.echo(f"conba mcp: {folder} ready in {time.perf_counter() - t0:.1f} s; serving over {transport}"
                + (f" at http://{host}:{port}/mcp" if transport == "http" else "")
                + (" (watching)" if watch else ""), err=True)
@@ -71,13 +72,17 @@ def mcp(paths: tuple[str, ...], index_dir: str | None, model: str | None, watch:
         server.run("stdio")
 
 
-def _open(folder, paths: tuple[str, ...], model: str | None, watch: bool) -> ServerState:
-    """The served state: the index built or updated from PATHS (or checked complete), its model loaded."""
+def _open(folder, paths: tuple[str, ...], model: str | None, watch: bool, device: str | None = None,
+          dtype: str | None = None) -> ServerState:
+    """The served state: the index built or updated from PATHS (or checked complete), its model loaded on
+    ``device`` in ``dtype``."""
     from conba.cli.add_report import echo_add_report
     from conba.index import Index
+    from conba.index.placement import place_index_model
     from conba.mcp.state import ServerState
 
     with Index(folder, **index_model(model), create=bool(paths), wait=True) as idx:
+        place_index_model(idx, device, dtype)
         if paths:
             report = idx.add(list(paths))
             if report.units_encoded or report.files_changed:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from conba.index import identity
+from conba.utils.io import write_text_atomic
 from conba.utils.model_files import model_folder
 from conba.utils.status import note
 
@@ -153,7 +154,7 @@ def export_cached(model: Any, key: str, name: str) -> bool:
                 export_query_encoder(model, folder)
     except NotExportable as exc:
         note(f"{exc}; queries keep using torch")
-        refused.write_text(str(exc) + "\n", encoding="utf-8")
+        write_text_atomic(refused, str(exc) + "\n")
         return False
     except OSError as exc:  # a read-only or full cache: queries keep using torch
         note(f"cannot write the ONNX query encoder to {folder} ({exc.strerror or exc}); queries keep using torch")

@@ -101,7 +101,9 @@ def main(argv: list[str] | None = None) -> None:
                **asyncio.run(_session(params, calls, a.repeats))}
     print(json.dumps(results, indent=1))
     if a.json_out is not None:
-        a.json_out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+        from conba.utils.io import write_text_atomic
+
+        write_text_atomic(a.json_out, json.dumps(results, indent=1) + "\n")
 
 
 if __name__ == "__main__":
