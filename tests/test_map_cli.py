@@ -9,39 +9,17 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from conba.cli.main import cli
 from helpers import map_config
+from helpers.map_trees import ALPHA, T, map_trees, run
 
 ROOT = Path(__file__).resolve().parents[1]
-ALPHA = "def alpha(xs):\n    total = 0\n    for x in xs:\n        total += x * x\n    return total\n"
-BETA = ("def beta(s):\n    out = []\n    for ch in s:\n        if ch.isupper():\n            out.append(ch.lower())\n"
-        "    return ''.join(out)\n")
-GAMMA = ("def gamma(n):\n    if n < 2:\n        return n\n    a, b = 0, 1\n    while n > 0:\n        a, b = b, a + b\n"
-         "        n -= 1\n    return a  # <script>alert('x')</script>\n")
-T = "0.999"  # with the tiny model only the very same code clears it
 
 
 @pytest.fixture(scope="module")
 def trees(tmp_path_factory, tiny_model):
-    """(source, target, index, model): alpha once in the target (matched), beta twice (ambiguous), gamma not
-    at all (missing); the index already holds both trees."""
-    root = tmp_path_factory.mktemp("map")
-    src, tgt = root / "src", root / "tgt"
-    src.mkdir()
-    tgt.mkdir()
-    (src / "a.py").write_text(ALPHA + "\n\n" + BETA + "\n\n" + GAMMA)
-    (tgt / "x.py").write_text(ALPHA + "\n\n" + BETA)
-    (tgt / "y.py").write_text(BETA)
-    index = root / "idx"
-    result = run("map", str(src), str(tgt), "-i", str(index), "-m", tiny_model, "-t", T)
-    assert result.exit_code == 0, result.output
-    return src, tgt, str(index), tiny_model
-
-
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args))
+    """(source, target, index, model): alpha matched, beta ambiguous, gamma missing (helpers.map_trees)."""
+    return map_trees(tmp_path_factory.mktemp("map"), tiny_model)
 
 
 def records(output: str) -> list[dict]:
