@@ -15,26 +15,12 @@ from conba.heads.fragments import FragmentConfig, build_fragment_head
 from conba.model import ConbaModel, load_model
 from conba.model.core import ModelError
 from conba.model.fragments import read_out_windows
-
-LONG = "def f(a, b):\n" + "    a = a + b * 2 - 1\n" * 60 + "    return a\n"  # several 64-token windows
-SHORT = ["def add(a, b): return a + b", "x = 1"]
-
-
-def _with_head(path: str, reader: str = "linear", seed: int = 0) -> ConbaModel:
-    m = load_model(path)
-    torch.manual_seed(seed)
-    head = build_fragment_head(FragmentConfig(reader=reader, dim=m.dim))
-    for p in head.parameters():  # away from the identity start, so the head visibly acts
-        p.data.add_(0.05 * torch.randn_like(p))
-    m.fragment_head, m.max_chunks = head.eval(), 8
-    return m
-
-
+from helpers.fragment_head import LONG, SHORT, with_head
 
 
 def test_short_input_is_bit_identical(tiny_model):
     plain = load_model(tiny_model)
-    m = _with_head(tiny_model)
+    m = with_head(tiny_model)
     assert np.array_equal(m.encode(SHORT), plain.encode(SHORT))
     mixed = m.encode([SHORT[0], LONG, SHORT[1]])
     alone = m.encode(SHORT)
@@ -43,7 +29,7 @@ def test_short_input_is_bit_identical(tiny_model):
 
 def test_truncation_ignores_the_head(tiny_model):
     plain = load_model(tiny_model)
-    m = _with_head(tiny_model)
+    m = with_head(tiny_model)
     assert np.array_equal(m.encode([LONG], max_chunks=1), plain.encode([LONG], max_chunks=1))
 
 
@@ -59,10 +45,10 @@ def test_read_out_windows_keeps_single_windows():
 
 def test_save_load_round_trip_and_fingerprint(tiny_model, tmp_path):
     plain = load_model(tiny_model)
-    m = _with_head(tiny_model)
+    m = with_head(tiny_model)
     assert m.fingerprint() != plain.fingerprint()
     assert m.embedding_fingerprint() != plain.embedding_fingerprint()
-    other = _with_head(tiny_model, seed=1)
+    other = with_head(tiny_model, seed=1)
     assert other.fingerprint() != m.fingerprint()
     back = ConbaModel.load(m.save(tmp_path / "m"))
     assert back.fingerprint() == m.fingerprint() and back.max_chunks == 8
@@ -78,7 +64,7 @@ def test_save_load_round_trip_and_fingerprint(tiny_model, tmp_path):
 
 
 def test_float16_save_round_trip(tiny_model, tmp_path):
-    m = _with_head(tiny_model)
+    m = with_head(tiny_model)
     back = ConbaModel.load(m.save(tmp_path / "m", dtype="float16"))
     assert back.fingerprint() == m.fingerprint()  # rounded before hashing: exact
     assert np.array_equal(back.encode([LONG]), m.encode([LONG]))
@@ -86,7 +72,7 @@ def test_float16_save_round_trip(tiny_model, tmp_path):
 
 def test_onnx_engine_reads_long_inputs_through_the_head(tiny_model):
     pytest.importorskip("onnxruntime")
-    m = _with_head(tiny_model)
+    m = with_head(tiny_model)
     fp32 = m.encode([LONG, SHORT[0]], engine="onnx-fp32")
     np.testing.assert_allclose(fp32, m.encode([LONG, SHORT[0]]), atol=1e-4)
     chunks = chunk_ids(m.backbone, [LONG], 8)
@@ -101,7 +87,7 @@ def test_onnx_engine_reads_long_inputs_through_the_head(tiny_model):
     ("tamper", "fingerprint"),
 ])
 def test_bad_fragment_head_folder_is_a_one_line_error(tiny_model, tmp_path, breakage, match):
-    folder = _with_head(tiny_model).save(tmp_path / "m")
+    folder = with_head(tiny_model).save(tmp_path / "m")
     cfg_path = folder / "fragment_head" / "fragment_config.json"
     cfg = json.loads(cfg_path.read_text())
     if breakage == "reader":
@@ -119,7 +105,7 @@ def test_bad_fragment_head_folder_is_a_one_line_error(tiny_model, tmp_path, brea
         (folder / "fragment_head" / "fragment_head.safetensors").write_bytes(b"not safetensors")
     if breakage == "tamper":
         shutil.rmtree(folder / "fragment_head")
-        m = _with_head(tiny_model, seed=3)
+        m = with_head(tiny_model, seed=3)
         from conba.heads.fragments import save_fragment_head
 
         save_fragment_head(m.fragment_head, folder / "fragment_head")

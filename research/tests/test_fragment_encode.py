@@ -6,26 +6,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from conba.heads.fragments import FragmentConfig, build_fragment_head
-from conba.model import ConbaModel, load_model
 from conba_research.fragment_encode import encode_fragments
-
-LONG = "def f(a, b):\n" + "    a = a + b * 2 - 1\n" * 60 + "    return a\n"  # several 64-token windows
-SHORT = ["def add(a, b): return a + b", "x = 1"]
-
-
-def _with_head(path: str, reader: str = "linear", seed: int = 0) -> ConbaModel:
-    m = load_model(path)
-    torch.manual_seed(seed)
-    head = build_fragment_head(FragmentConfig(reader=reader, dim=m.dim))
-    for p in head.parameters():  # away from the identity start, so the head visibly acts
-        p.data.add_(0.05 * torch.randn_like(p))
-    m.fragment_head, m.max_chunks = head.eval(), 8
-    return m
+from helpers.fragment_head import LONG, SHORT, with_head
 
 
 def test_long_input_goes_through_the_head(tiny_model):
-    m = _with_head(tiny_model)
+    m = with_head(tiny_model)
     codes = [SHORT[0], LONG, SHORT[1]]
     got = m.encode(codes, normalize=False)
     fr = encode_fragments(m, codes, max_fragments=8)
