@@ -80,3 +80,11 @@ def test_ivf_encode_writes_unit_chunks_and_resumes(tiny_model, tmp_path, monkeyp
     np.testing.assert_allclose(np.linalg.norm(x, axis=1), 1, atol=1e-4)
     _run(monkeypatch, ivf_encode.main, *args)
     assert "1 chunks already" in capsys.readouterr().out  # resumed: nothing encoded again
+
+
+def test_the_benchmarks_that_encode_take_device_and_dtype():
+    """issue 49: index-scale and ivf-encode run a model, so they take --device and --dtype as every command
+    that runs one (ivf and plan-100m read vectors they are given)."""
+    for name in ("index-scale", "ivf-encode"):
+        res = CliRunner().invoke(cli, ["bench", name, "-h"])
+        assert res.exit_code == 0 and "--device" in res.output and "--dtype" in res.output, (name, res.output)

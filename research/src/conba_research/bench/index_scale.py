@@ -108,6 +108,9 @@ def index(args: argparse.Namespace) -> dict:
     folder = index_dir(args)
     t0 = time.perf_counter()
     idx = Index(folder, model=args.model, engine=args.engine)
+    from conba.index.placement import place_index_model
+
+    place_index_model(idx, args.device, args.dtype)  # --device / --dtype, as every command that runs a model
     load_s = time.perf_counter() - t0
     parts = [str(tree / p) for p in ("data", "stdlib", "real") if (tree / p).is_dir()]
     report = idx.add(parts, batch_size=args.batch_size, show_progress=True)
@@ -257,6 +260,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="encoding engine for a new index (default torch; an existing one keeps its own)")
     p.add_argument("--tag", help="index folder OUT/index-TAG and results keys index-TAG, query-TAG "
                                  "(default: the engine when not torch); pass the same to --phase query")
+    p.add_argument("--device", help="where the torch engine encodes (auto, cpu, cuda[:N], mps; default: auto)")
+    p.add_argument("--dtype", help="the torch engine's precision (auto, float32, float16, bfloat16; default: auto)")
     p.add_argument("-b", "--batch-size", type=int, default=32)
     p.add_argument("-q", "--queries", type=int, default=150, help="search queries to time")
     p.add_argument("-t", "--thresholds", type=float, nargs="*", default=[0.8, 0.9, 0.95],
