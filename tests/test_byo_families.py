@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from conba.cli.main import cli
 from conba.errors import ConbaError
+from helpers import train_config
 
 pytestmark = pytest.mark.slow  # every test here needs the six tiny models (about 5 s of CPU to build)
 
@@ -257,8 +258,8 @@ def test_cli_train_with_pooling_and_remote_code_opt_in(folders, tiny_data, tmp_p
     hf = str(folders["bert-cls"].parent / "bert-cls-hf")
     out = tmp_path / "m"
     res = run("train", str(tiny_data[0]), "-o", str(out), "--backbone", hf, "--pooling", "cls", "--trust-remote-code",
-              "--head", "linear", "-P", "2", "-K", "2", "-e", "1", "--steps-per-epoch", "2", "--max-length", "64",
-              "--cache-dir", str(tmp_path / "c"), "--no-progress", "--device", "cpu")
+              "--head", "linear", "-P", "2", "-K", "2", "-e", "1", "--max-length", "64", "--no-progress",
+              "--config", train_config(tmp_path, steps_per_epoch=2, cache_dir=tmp_path / "c"), "--device", "cpu")
     assert res.exit_code == 0, res.output
     with pytest.raises(ModelError, match="saved with --trust-remote-code"):
         ConbaModel.load(out)
