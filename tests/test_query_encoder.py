@@ -77,9 +77,8 @@ def test_models_it_cannot_run_are_refused_with_the_reason(tiny_model, tmp_path):
 @pytest.fixture()
 def named_index(tiny_model, tmp_path):
     """An index built with the model by name (its own model, loaded to encode, then exported)."""
-    from conba.testing import write_tree
-
     from conba.index import Index
+    from helpers import write_tree
 
     src = write_tree(tmp_path / "src", {"a.py": SHORT[0] + "\n\ndef mul(a, b):\n    return a * b\n",
                                         "b.java": "class B { int sub(int a, int b) { return a - b; } }\n"})
@@ -203,10 +202,9 @@ def test_polyglot_top10_with_the_default_model_is_the_torch_engines(tmp_path, mo
 
 
 def test_a_failing_export_never_fails_the_index_run(tiny_model, tmp_path, monkeypatch):
-    from conba.testing import write_tree
-
     import conba.engine.query_export
     from conba.index import Index
+    from helpers import write_tree
 
     def broken(model, directory):
         raise RuntimeError("disk on fire")

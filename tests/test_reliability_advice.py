@@ -40,6 +40,7 @@ REACH: dict[str, list[str]] = {
     "conba/index/ray_encode.py": ["index"],
     "conba/index/shards.py": ["index", "search"], "conba/serve/app.py": ["serve"],
     "conba/mapping/build.py": ["map"], "conba/mapping/git_changes.py": ["map"],
+    "conba/plagiarism/submissions.py": ["plagiarism"],
     "conba/pretrain/trainer.py": ["pretrain"],
     "conba/prune/train.py": ["prune train"], "conba/prune/train_config.py": ["prune train"],
     "conba/train/checkpoint.py": ["train", "distill", "prune train", "pretrain"],

@@ -82,7 +82,7 @@ def run(spec: dict, log=print) -> dict:
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        raise SystemExit("usage: python -m conba_research.gpu_train.run_one SPEC.json")
+        raise SystemExit("usage: conba_research.gpu_train.run_one SPEC.json (one run of the sweep, started by it)")
     spec = json.loads(Path(argv[0]).read_text())
     run(spec, log=lambda m: print(m, file=sys.stderr, flush=True))
 
