@@ -92,6 +92,7 @@ def test_serve_refuses_a_bad_ivf_setting_at_start_in_one_line(index_dir, tiny_mo
     import conba.serve.server
 
     monkeypatch.setattr(conba.serve.server, "run", lambda *a, **k: print("started"))  # never serve forever here
+    monkeypatch.setattr(conba.serve.server, "run_starting", lambda *a, **k: print("started"))
     monkeypatch.setenv("CONBA_IVF_NPROBE", value)
     res = CliRunner().invoke(cli, ["serve", "--index", str(index_dir), "--port", "0"])
     assert res.exit_code == 1 and "Traceback" not in res.output, res.output

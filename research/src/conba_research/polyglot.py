@@ -24,7 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]  # the repository (examples/ is not installed)
+# the repository (examples/ is not installed): the first folder above this file that holds examples/polyglot
+ROOT = next((p for p in Path(__file__).resolve().parents if (p / "examples" / "polyglot").is_dir()), Path.cwd())
 EXAMPLE = ROOT / "examples" / "polyglot"
 
 

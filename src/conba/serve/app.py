@@ -6,7 +6,8 @@
 
 Endpoints (OpenAPI docs at ``/docs``, schema at ``/openapi.json``): ``POST /search``,
 ``POST /search/files``, ``POST /compare``, ``POST /encode``, ``GET /clones``, ``GET /clones/files``,
-``GET /report`` (HTML clone report), ``POST /map``, ``GET /health``, and the search page at ``/``.
+``GET /report`` (HTML clone report), ``POST /map``, ``POST /plagiarism``, ``GET /health``, and the search page at
+``/``.
 With a token, every endpoint but the page, its static files and the docs needs ``Authorization: Bearer TOKEN``.
 """
 

@@ -29,21 +29,30 @@ MAX_EVIDENCE = 20
 
 
 class FileIn(_Request):
-    path: Text = Field(description="The file's name in its submission; its extension gives the language.")
-    code: Text = Field(description="The file's text.")
-    language: Text | None = Field(None, description="Language of `code` (default: from `path`).")
+    path: Text = Field(description="The file's name in its submission; its extension gives the language.",
+                       examples=["main.py"])
+    code: Text = Field(description="The file's text.", examples=["def solve(xs):\n    return sum(xs)\n"])
+    language: Text | None = Field(None, description="Language of `code` (default: from `path`).",
+                                  examples=["python"])
 
 
 class SubmissionIn(_Request):
-    name: Text = Field(description="The submission's name (a student, a file name).")
-    files: list[FileIn] = Field(description="Its files.")
+    name: Text = Field(description="The submission's name (a student, a file name).", examples=["alice"])
+    files: list[FileIn] = Field(description="Its files.",
+                                examples=[[{"path": "main.py", "code": "def solve(xs):\n    return sum(xs)\n"}]])
 
 
 class PlagiarismRequest(_Request):
-    submissions: list[SubmissionIn] = Field(description=f"At least 2, at most {MAX_SUBMISSIONS}.")
-    base: SubmissionIn | None = Field(None, description="Starter code: its lines and features count for no pair.")
-    threshold: float | None = Field(None, ge=0, le=1, description="Default: the calibrated one.")
-    top: int = Field(20, ge=0, description="Candidate partners per submission (0: every pair).")
+    submissions: list[SubmissionIn] = Field(
+        description=f"The submissions to compare, one per student: at least 2, at most {MAX_SUBMISSIONS}.",
+        examples=[[{"name": "alice", "files": [{"path": "a.py", "code": "def f(xs):\n    return sum(xs)\n"}]},
+                   {"name": "bob", "files": [{"path": "b.js", "code": "function g(a) { return a.length; }\n"}]}]])
+    base: SubmissionIn | None = Field(None, description="Starter code: its lines and features count for no pair.",
+                                      examples=[{"name": "starter", "files": [{"path": "grades.py",
+                                                                               "code": "import sys\n"}]}])
+    threshold: float | None = Field(None, ge=0, le=1, description="Score a pair needs to be suspicious "
+                                    "(default: the calibrated one).", examples=[0.995])
+    top: int = Field(20, ge=0, description="Candidate partners per submission (0: every pair).", examples=[20])
 
 
 def _submission(sub: SubmissionIn, what: str, max_chars: int, skipped: list[tuple[str, str]]) -> Any:
