@@ -14,27 +14,9 @@ from conba.cli.main import cli
 from conba.mapping.align import align_code, comment_lines, line_terms, monotone_pairs, side_by_side, unit_text
 from conba.source.records import Unit
 from helpers import map_config
+from helpers.map_trees import JAVA, PYTHON
 
 DATA = Path(__file__).resolve().parent / "data" / "map_align_pairs.jsonl"
-
-JAVA = """/**
- * Sum of the squares.
- */
-public int sumSquares(int[] xs) {
-  int total = 0;
-  for (int x : xs) {
-    total += x * x;
-  }
-  return total;
-}
-"""
-PYTHON = '''def sum_squares(xs):
-    """Sum of the squares."""
-    total = 0
-    for x in xs:
-        total += x * x
-    return total
-'''
 
 
 def test_hand_checked_pairs_line_precision():

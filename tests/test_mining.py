@@ -12,19 +12,7 @@ from conba.data import load_records
 from conba.train.mining import Miner, MiningError, excluded_by, find_sources, mine_roots, norm_hash
 from conba.train.mining_docs import clean_doc, doc_comment, meaningful_doc, reformat, split_doc
 from helpers import write_tree
-
-PY = '''
-def moving_total(values, window):
-    """Sum every run of ``window`` consecutive values.
-
-    Args:
-        values: the numbers.
-    """
-    out = []
-    for i in range(len(values) - window + 1):
-        out.append(sum(values[i:i + window]))
-    return out
-'''
+from helpers.mining import PY
 
 JAVA = '''class Stats {
     /**
@@ -219,9 +207,5 @@ def test_undecodable_file_is_skipped(tmp_path):
     (tmp_path / "src/a/bad.py").write_bytes(b"def f():\n    return '\xff\xfe'\n")
     rows, stats = mine_roots([str(tmp_path / "src")])
     assert stats.skipped == {"not UTF-8": 1} and rows
-
-
-
-
 
 

@@ -5,26 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conba_research.browser import serve_page as page_check
-from helpers.map_trees import T, map_trees, run
-
-JAVA = """/**
- * Sum of the squares.
- */
-public int sumSquares(int[] xs) {
-  int total = 0;
-  for (int x : xs) {
-    total += x * x;
-  }
-  return total;
-}
-"""
-PYTHON = '''def sum_squares(xs):
-    """Sum of the squares."""
-    total = 0
-    for x in xs:
-        total += x * x
-    return total
-'''
+from helpers.map_trees import JAVA, PYTHON, T, map_trees, run
 
 
 @pytest.mark.slow  # a real browser, like the other Chromium tests

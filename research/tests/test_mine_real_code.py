@@ -6,20 +6,7 @@ import json
 
 from conba.data import load_records
 from helpers import write_tree
-
-PY = '''
-def moving_total(values, window):
-    """Sum every run of ``window`` consecutive values.
-
-    Args:
-        values: the numbers.
-    """
-    out = []
-    for i in range(len(values) - window + 1):
-        out.append(sum(values[i:i + window]))
-    return out
-'''
-
+from helpers.mining import PY
 
 GO = '''package stats
 

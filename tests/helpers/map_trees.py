@@ -34,3 +34,24 @@ def map_trees(root: Path, tiny_model: str) -> tuple[Path, Path, str, str]:
     result = run("map", str(src), str(tgt), "-i", str(index), "-m", tiny_model, "-t", T)
     assert result.exit_code == 0, result.output
     return src, tgt, str(index), tiny_model
+
+
+# one function in two languages, for the line-alignment tests (test_map_align and the lab's browser test)
+JAVA = """/**
+ * Sum of the squares.
+ */
+public int sumSquares(int[] xs) {
+  int total = 0;
+  for (int x : xs) {
+    total += x * x;
+  }
+  return total;
+}
+"""
+PYTHON = '''def sum_squares(xs):
+    """Sum of the squares."""
+    total = 0
+    for x in xs:
+        total += x * x
+    return total
+'''
