@@ -92,7 +92,7 @@ def _runtime_text(text: str) -> str:
 
 
 def module_graph(package: str) -> dict[str, dict[str, str]]:
-    """{module: {module: "file:line"}} between the modules of one package (``conba.index.store``, ...);
+    """{module: {module: "file:line"}} between the modules of one package (``conba.index.storage.store``, ...);
     a subpackage's modules are nodes of their own, the package's ``__init__`` (its facade) is not."""
     graph: dict[str, dict[str, str]] = defaultdict(dict)
     base = ROOT / package

@@ -66,7 +66,7 @@ def tree(tmp_path_factory) -> tuple[Path, Path]:
 
 
 def _meta(idx: Path, key: str) -> str | None:
-    from conba.index.store import Store
+    from conba.index.storage.store import Store
 
     store = Store(idx / "index.sqlite")
     try:
@@ -152,7 +152,7 @@ def test_commands_that_record_only_a_name_point_away_from_the_bare_flags(bare, c
 
 def test_ray_actors_load_the_model_with_the_recorded_options(bare, tmp_path, monkeypatch):
     """``index --ray`` ships the model to each actor with the options the index records."""
-    from conba.index.ray_encode import EncodeActor, model_source
+    from conba.index.scale.ray_encode import EncodeActor, model_source
 
     seen: list[dict] = []
 

@@ -12,7 +12,7 @@ import pytest
 from conba.clones.classes import clone_classes, components
 from conba.clones.find import find_clones
 from conba.clones.grouping import Cohesion, cohesive_groups
-from conba.index import vectors as vec
+from conba.index.vectors import exact as vec
 from conba.source.records import Unit
 
 

@@ -42,7 +42,7 @@ def test_best_pair_is_fooled_by_one_copied_function_and_mean_best_is_not():
 
 def test_file_vectors_of_the_eval_are_the_index_aggregation():
     from conba.eval.file_level import file_vector_matrix
-    from conba.index.file_vectors import aggregate, token_counts
+    from conba.index.files.vectors import aggregate, token_counts
 
     table = _table()
     tokens = file_vector_matrix(table, "tokens")

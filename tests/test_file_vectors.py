@@ -36,7 +36,7 @@ def _index(tmp_path, tiny_model, tree):
 
 
 def test_each_file_has_the_token_weighted_mean_of_its_functions(tmp_path, tiny_model, tree):
-    from conba.index.file_vectors import aggregate, load, token_counts
+    from conba.index.files.vectors import aggregate, load, token_counts
 
     with _index(tmp_path, tiny_model, tree) as idx:
         fv = load(idx.store, int(idx.manifest()["dim"]))
@@ -69,7 +69,8 @@ def test_one_changed_function_changes_only_its_file_and_a_removed_file_loses_its
 
 def test_a_run_that_fails_in_its_commit_or_before_keeps_the_last_good_file_vectors(tmp_path, tiny_model, tree,
                                                                                   monkeypatch):
-    from conba.index import builder, file_vectors
+    from conba.index.files import vectors as file_vectors
+    from conba.index.storage import builder
 
     with _index(tmp_path, tiny_model, tree) as idx:
         before, n_units = _rows(idx.path), len(idx)
@@ -99,7 +100,7 @@ def test_a_run_that_fails_in_its_commit_or_before_keeps_the_last_good_file_vecto
 def test_an_index_from_before_file_vectors_says_so_and_the_next_run_adds_them(tmp_path, tiny_model, tree):
     from conba.index import Index
     from conba.index.errors import CodeIndexError
-    from conba.index.file_search import search_files
+    from conba.index.files.search import search_files
 
     with _index(tmp_path, tiny_model, tree) as idx:
         folder = idx.path

@@ -168,7 +168,7 @@ def test_ray_actor_encodes_with_the_engine(tiny_model, project):
     pytest.importorskip("onnxruntime")
     import torch
 
-    from conba.index.ray_encode import EncodeActor, RayEncoder, model_source
+    from conba.index.scale.ray_encode import EncodeActor, RayEncoder, model_source
     from conba.model import load_model
 
     model = load_model(tiny_model)

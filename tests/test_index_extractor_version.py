@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conba.index import builder
-from conba.index.store import Store
+from conba.index.storage import builder
+from conba.index.storage.store import Store
 from conba.source.records import AddReport
 
 
 def _scan(store: Store, root: Path) -> AddReport:
     report = AddReport()
     builder.scan(store, [root], report)
-    builder.commit(store)  # the staged changes replace the index's rows (conba.index.staging)
+    builder.commit(store)  # the staged changes replace the index's rows (conba.index.storage.staging)
     return report
 
 

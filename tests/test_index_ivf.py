@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from conba.errors import ConfigError
-from conba.index import CorruptIndexError, Index, ann_ivf, ann_update
+from conba.index import CorruptIndexError, Index
+from conba.index.vectors import ivf as ann_ivf
+from conba.index.vectors import ivf_update as ann_update
 from helpers import write_tree
 
 faiss = pytest.importorskip("faiss")

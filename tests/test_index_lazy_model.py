@@ -1,4 +1,4 @@
-"""Index.add loads its own model only when something is to be encoded (conba.index.lazy_model), and the
+"""Index.add loads its own model only when something is to be encoded (conba.index.model.lazy), and the
 identity check still holds: a changed model folder loads and is checked before any work."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from conba.index import Index
 from conba.index.errors import ModelMismatchError
-from conba.index.lazy_model import STAMP_META, LazyModel, model_folder, model_stamp
+from conba.index.model.lazy import STAMP_META, LazyModel, model_folder, model_stamp
 
 
 @pytest.fixture()
@@ -24,7 +24,7 @@ def project(tmp_path) -> Path:
 
 
 def _loaded(idx: Index) -> bool:
-    return idx._model is not None
+    return idx.models.loaded is not None
 
 
 def test_shipped_folders_are_the_loaders():

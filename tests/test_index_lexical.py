@@ -11,7 +11,7 @@ from click.testing import CliRunner
 import conba
 from conba.cli.main import cli
 from conba.index import CorruptIndexError, Index
-from conba.index.lexical_file import read_rows
+from conba.index.ranking.lexical_file import read_rows
 from helpers import write_tree
 
 CODE = {
@@ -149,7 +149,7 @@ def test_cli_index_records_the_weight_and_search_uses_it(project, tmp_path, tiny
 
 
 def test_lexical_scores_match_the_dense_cosines_for_many_queries():
-    from conba.index.lexical_file import LexicalIndex
+    from conba.index.ranking.lexical_file import LexicalIndex
     from conba.lexical.vectorizer import LexicalVectorizer
 
     words = ["parse", "header", "diff", "main", "count", "total", "node", "tree", "left", "right", "match"]

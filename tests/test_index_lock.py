@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from conba.cli.main import cli
 from conba.index import DEFAULT_INDEX_DIR, Index, IndexBusyError
-from conba.index.lock import LOCK_NAME, IndexLock, holder
+from conba.index.storage.lock import LOCK_NAME, IndexLock, holder
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -139,7 +139,7 @@ def test_two_conba_index_processes(tmp_path, proj, tiny_model):
 
 def test_default_index_dir_is_defined_once(tmp_path, proj, tiny_model, monkeypatch):
     import conba.cli.index_cmd as index_cmd
-    import conba.index.index as index_module
+    import conba.index.storage.index as index_module
     from conba.index import defaults
 
     assert defaults.DEFAULT_INDEX_DIR is index_module.DEFAULT_INDEX_DIR  # the CLI's -i reads it (cli/options.py)

@@ -57,7 +57,7 @@ def _assert_same(local: dict[str, np.ndarray], other: dict[str, np.ndarray]) -> 
 @pytest.mark.slow
 def test_ray_vectors_equal_local_run(tmp_path, tiny_model, cluster):
     from conba.index import Index
-    from conba.index.ray_encode import RayEncoder
+    from conba.index.scale.ray_encode import RayEncoder
 
     with Index(tmp_path / "local", model=tiny_model) as idx:
         idx.add([EXAMPLE])

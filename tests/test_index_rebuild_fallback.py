@@ -1,7 +1,7 @@
 """Where the folder exchange is unavailable (no ``renameat2``), ``conba index --rebuild`` swaps the new index in
 with two renames (:func:`conba.utils.io.replace_dir`); a kill between them leaves ``PATH`` missing, the old
 index at ``PATH.old`` and the new one in ``PATH.rebuild``. Opening the index finishes that swap
-(:func:`conba.index.rebuild.recover`): readers and writers see the rebuilt index, never an empty one."""
+(:func:`conba.index.storage.rebuild.recover`): readers and writers see the rebuilt index, never an empty one."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from conba.index import Index, IndexBusyError
-from conba.index import rebuild as swap
-from conba.index.lock import IndexLock
+from conba.index.storage import rebuild as swap
+from conba.index.storage.lock import IndexLock
 from conba.utils.io import sibling
 from helpers import write_tree
 
@@ -25,7 +25,7 @@ PROBES = ["def g(x):\n    return x * 5 - 3\n", "def f1_3(x):\n    return x * 110
 # a rebuild on a system without renameat2, SIGKILLed between replace_dir's two renames
 KILLED_FALLBACK = """
 import os, signal, sys, types
-import conba.index.rebuild as rb
+import conba.index.storage.rebuild as rb
 
 rb.sys = types.SimpleNamespace(platform="other")  # exchange_dirs falls back to replace_dir
 real_replace, real_replace_dir, renames = os.replace, rb.replace_dir, []

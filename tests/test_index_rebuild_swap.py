@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conba.index import Index
-from conba.index.rebuild import MARK, work_dir
+from conba.index.storage.rebuild import MARK, work_dir
 from helpers import write_tree
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -141,7 +141,7 @@ def test_a_rebuild_of_another_model_is_not_resumed(tmp_path, tiny_model):
 
 
 def test_the_lock_is_held_across_the_swap(tmp_path, tiny_model):
-    from conba.index.lock import holder
+    from conba.index.storage.lock import holder
 
     proj, folder = tmp_path / "proj", tmp_path / "idx"
     _tree(proj, {0: 0})
@@ -174,7 +174,7 @@ def test_serve_keeps_its_snapshot_across_the_swap_then_reloads_the_rebuilt_index
 
 
 def test_without_renameat2_the_rebuild_replaces_the_folder(tmp_path, tiny_model, fresh, monkeypatch):
-    import conba.index.rebuild as rebuild
+    import conba.index.storage.rebuild as rebuild
 
     monkeypatch.setattr(rebuild.sys, "platform", "darwin")  # no renameat2: utils.io.replace_dir's two renames
     proj, folder = _changed_project(tmp_path, tiny_model)

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from conba.cli.main import cli
 from conba.index import CorruptIndexError, IncompleteIndexError, Index
-from conba.index.store import Store, db_path, fs_path
+from conba.index.storage.store import Store, db_path, fs_path
 
 GOOD = "def double(y):\n    return y * 2\n"
 

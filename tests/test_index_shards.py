@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from conba.index import CodeIndexError, Index
-from conba.index.shards import ShardedIndex
+from conba.index.scale.shards import ShardedIndex
 from helpers import write_tree
 
 

@@ -154,7 +154,7 @@ def test_readers_say_what_changed_and_how_many_functions_the_update_reencodes(up
         assert "\n" not in line and "gained a long-input read-out since this index was built" in line
         assert f"`conba index PATHS --index {idx}`" in line and "only the 4 of its 8 functions longer" in line
         assert "use its model" not in line
-    from conba.index import upgrade_check
+    from conba.index.model import upgrade_check
 
     monkeypatch.setattr(upgrade_check, "EXACT_UP_TO", 3)  # a large index: estimated from a sample of contents
     line = CliRunner().invoke(cli, ["search", "--code", QUERIES[0], "-i", str(idx)]).output.strip()

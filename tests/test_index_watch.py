@@ -1,5 +1,5 @@
-"""`conba index --watch` (conba.index.watch): events filtered to what can change the index, failed updates reported
-without stopping, and (slow) a watcher that sees edits, new and deleted files in search results within 3 s, one
+"""`conba index --watch` (conba.index.storage.watch): events filtered to what can change the index, failed updates
+reported without stopping, and (slow) a watcher that sees edits, new and deleted files in search results within 3 s, one
 update per burst of saves, and Ctrl-C in the middle of an update leaving an index `conba clones` reads."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ TREE = {"a/mathlib.py": "def gcd(a, b):\n    while b:\n        a, b = b, a % b\n
 def test_the_filter_keeps_source_files_and_folders_and_drops_the_index_and_vcs(tmp_path):
     from watchfiles import Change
 
-    from conba.index.watch import SourceFilter
+    from conba.index.storage.watch import SourceFilter
 
     (tmp_path / "pkg").mkdir()
     keep = SourceFilter(tmp_path / ".conba-index")
@@ -41,7 +41,7 @@ def test_the_filter_keeps_source_files_and_folders_and_drops_the_index_and_vcs(t
 
 def test_a_failed_update_is_reported_and_watching_goes_on(tmp_path):
     from conba.index.errors import SourceError
-    from conba.index.watch import Watcher
+    from conba.index.storage.watch import Watcher
 
     class Failing:
         path = tmp_path / "idx"
@@ -81,7 +81,7 @@ def _until(check, timeout: float) -> float:
 @pytest.mark.slow
 def test_edits_new_and_deleted_files_are_searchable_within_3_s_and_a_burst_is_one_update(tmp_path, tiny_model):
     from conba.index import Index, IndexBusyError
-    from conba.index.watch import Watcher
+    from conba.index.storage.watch import Watcher
     from conba.model import load_model
 
     tree = write_tree(tmp_path / "proj", TREE)
@@ -171,7 +171,7 @@ def test_ctrl_c_during_an_update_finishes_it_and_leaves_an_index_clones_reads(tm
 @pytest.mark.slow
 def test_a_branch_switch_leaves_the_index_as_the_checked_out_tree(tmp_path, tiny_model):
     from conba.index import Index, IndexBusyError
-    from conba.index.watch import Watcher
+    from conba.index.storage.watch import Watcher
     from conba.model import load_model
 
     tree = write_tree(tmp_path / "proj", TREE)

@@ -189,7 +189,7 @@ def test_a_flat_row_is_missing_with_contrast():
 
 
 def test_the_file_names_words_pick_the_same_named_file():
-    from conba.index.lexical_file import LexicalIndex
+    from conba.index.ranking.lexical_file import LexicalIndex
     from conba.lexical.vectorizer import LexicalVectorizer
     from conba.mapping.files import file_lexical_scores
 

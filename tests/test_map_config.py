@@ -81,7 +81,7 @@ def test_the_command_line_threshold_wins_over_the_file(tmp_path, monkeypatch):
 
     monkeypatch.setattr("conba.mapping.map_index", fake_map_index)
     monkeypatch.setattr("conba.index.Index", FakeIndex)
-    monkeypatch.setattr("conba.index.placement.place_index_model", lambda *args: None)
+    monkeypatch.setattr("conba.index.model.placement.place_index_model", lambda *args: None)
     base = ["map", "-i", str(tmp_path / "idx"), "--source-lang", "java", "--target-lang", "python"]
     config = map_config(tmp_path, threshold=0.5, relax=0.3, lexical_weight=0.25)
     for extra, threshold in (([], 0.5), (["-t", "0.7"], 0.7), (["-t", "auto"], None)):

@@ -89,16 +89,17 @@ def named_index(tiny_model, tmp_path):
 
 def test_index_search_uses_the_export_and_gives_the_torch_results(named_index, monkeypatch):
     from conba.engine.query_encoder import QueryEncoder
-    from conba.index import Index, query_model
+    from conba.index import Index
+    from conba.index.model import query as query_model
 
     with Index(named_index) as idx:
         encoder = query_model.query_model(idx)
-        assert isinstance(encoder, QueryEncoder) and idx._model is None  # no torch model was loaded
+        assert isinstance(encoder, QueryEncoder) and idx.models.loaded is None  # no torch model was loaded
         fast = idx.search(SHORT[0], k=3)
     monkeypatch.setenv("CONBA_QUERY_ENGINE", "torch")
     with Index(named_index) as idx:
         slow = idx.search(SHORT[0], k=3)
-        assert idx._model is not None and not isinstance(idx._model, QueryEncoder)
+        assert idx.models.loaded is not None and not isinstance(idx.models.loaded, QueryEncoder)
     assert [h.unit.id for h in fast] == [h.unit.id for h in slow]
     assert np.allclose([h.score for h in fast], [h.score for h in slow], atol=1e-4)
 
@@ -106,8 +107,9 @@ def test_index_search_uses_the_export_and_gives_the_torch_results(named_index, m
 def test_a_changed_model_folder_is_not_served_by_the_old_export(named_index, tiny_model):
     import shutil
 
-    from conba.index import Index, query_model
+    from conba.index import Index
     from conba.index.errors import ModelMismatchError
+    from conba.index.model import query as query_model
     from conba.model import load_model
 
     with Index(named_index) as idx:
@@ -135,7 +137,7 @@ def test_a_changed_model_folder_is_not_served_by_the_old_export(named_index, tin
 def test_compare_uses_the_export_once_it_is_made(tiny_model):
     from conba.clones.compare import compare
     from conba.engine.query_encoder import QueryEncoder
-    from conba.index.query_model import model_for_queries
+    from conba.index.model.query import model_for_queries
 
     first = model_for_queries(tiny_model)  # torch, exported on the way
     again = model_for_queries(tiny_model)
@@ -163,7 +165,7 @@ def test_search_and_an_up_to_date_index_run_without_torch(named_index, tmp_path)
     from conba.index import Index
 
     src = next(iter(named_index.parent.glob("src")))
-    with Index(named_index) as idx:  # a run without -m records the model's stamp (conba.index.lazy_model)
+    with Index(named_index) as idx:  # a run without -m records the model's stamp (conba.index.model.lazy)
         idx.add([src])
     code = ("import sys\nfrom conba.cli.main import cli\ntry:\n    cli(sys.argv[1:])\nexcept SystemExit as e:\n"
             "    assert not e.code, e.code\nprint(sorted(m for m in ('torch', 'transformers', 'sklearn') if m in "
@@ -183,7 +185,8 @@ def test_polyglot_top10_with_the_default_model_is_the_torch_engines(tmp_path, mo
     """The shipped default on examples/polyglot: every indexed function as a query (its language given), top 10
     through the ONNX query encoder vs the torch engine: the same ids in the same order, scores within 1e-4."""
     from conba.engine.query_encoder import QueryEncoder
-    from conba.index import Index, query_model
+    from conba.index import Index
+    from conba.index.model import query as query_model
 
     with Index(tmp_path / "idx", model="default") as idx:
         idx.add([ROOT / "examples" / "polyglot"])  # loads default by name: exported at the end
@@ -191,7 +194,7 @@ def test_polyglot_top10_with_the_default_model_is_the_torch_engines(tmp_path, mo
         assert isinstance(query_model.query_model(idx), QueryEncoder)
         units = idx.units()
         fast = [idx.search(u.code, k=10, query_language=u.language) for u in units]
-        assert idx._model is None
+        assert idx.models.loaded is None
     monkeypatch.setenv("CONBA_QUERY_ENGINE", "torch")
     with Index(tmp_path / "idx") as idx:
         slow = [idx.search(u.code, k=10, query_language=u.language) for u in units]

@@ -10,7 +10,7 @@ import torch
 pytest.importorskip("ray")
 
 from conba.index.errors import CodeIndexError  # noqa: E402
-from conba.index.ray_encode import EncodeActor, ModelSource, RayEncoder  # noqa: E402
+from conba.index.scale.ray_encode import EncodeActor, ModelSource, RayEncoder  # noqa: E402
 
 
 class FakeRay:

@@ -36,9 +36,9 @@ REACH: dict[str, list[str]] = {
     "conba/settings.py": ["encode", "index", "search", "map", "serve", "train"],
     "conba/eval/calibrate.py": ["calibrate"],
     "conba/heads/prefix.py": ["train"], "conba/model/core.py": ["train"],
-    "conba/index/identity.py": ["index", "serve"],  # --engine: only where an engine is given
-    "conba/index/ray_encode.py": ["index"],
-    "conba/index/shards.py": ["index", "search"], "conba/serve/app.py": ["serve"],
+    "conba/index/model/identity.py": ["index", "serve"],  # --engine: only where an engine is given
+    "conba/index/scale/ray_encode.py": ["index"],
+    "conba/index/scale/shards.py": ["index", "search"], "conba/serve/app.py": ["serve"],
     "conba/mapping/build.py": ["map"], "conba/mapping/git_changes.py": ["map"],
     "conba/plagiarism/submissions.py": ["plagiarism"],
     "conba/pretrain/trainer.py": ["pretrain"],
@@ -129,7 +129,7 @@ def _module_path(cmd: click.Command) -> str:
 
 def test_the_walk_finds_advice():
     found = _advice()
-    assert len(found) > 30 and any(m == "conba/index/lock.py" for m, *_ in found)
+    assert len(found) > 30 and any(m == "conba/index/storage/lock.py" for m, *_ in found)
 
 
 def test_every_advice_names_flags_the_command_has():

@@ -242,7 +242,7 @@ def test_jsonl_readers_refuse_a_fifo_without_blocking(tmp_path):
 def test_a_run_stopped_while_walking_leaves_the_index_ready(small_index, monkeypatch):
     """A run killed (here: interrupted) before its first write, e.g. while walking a big tree or blocked on
     a path, leaves the index as it was: read-only commands keep working."""
-    import conba.index.builder as builder
+    import conba.index.storage.builder as builder
     from conba.index import Index
 
     root, index, _ = small_index
@@ -261,7 +261,7 @@ def test_a_run_stopped_while_walking_leaves_the_index_ready(small_index, monkeyp
 
 
 def test_a_run_killed_while_encoding_leaves_the_index_usable(small_index, tmp_path, monkeypatch):
-    """The changed files wait in staging tables until their vectors are there (conba.index.staging): a run
+    """The changed files wait in staging tables until their vectors are there (conba.index.storage.staging): a run
     stopped while encoding leaves search, clones and map on the last completed run; the next run finishes."""
     import shutil
 
@@ -277,8 +277,8 @@ def test_a_run_killed_while_encoding_leaves_the_index_usable(small_index, tmp_pa
 
 def _kill_while_encoding(root: Path, copy: Path, monkeypatch) -> None:
     from conba.index import Index
-    from conba.index.staging import staged_count
-    from conba.index.store import Store
+    from conba.index.storage.staging import staged_count
+    from conba.index.storage.store import Store
 
     real_add = Store.add_vectors
 

@@ -140,7 +140,7 @@ def test_a_literal_backslash_name_and_a_non_utf8_name_stay_two_files(tmp_path, t
 
 
 def test_shown_paths_are_one_to_one():
-    from conba.index.store import db_path, shown_path
+    from conba.index.storage.store import db_path, shown_path
 
     names = ["/r/x\\xe9.py", os.fsdecode(b"/r/x\xe9.py"), "/r/a\\b.py", "/r/plain.py", os.fsdecode(b"/r/\\\xff.py")]
     shown = [shown_path(db_path(n)) for n in names]
@@ -181,7 +181,7 @@ def test_a_symlink_loop_given_as_a_path_says_so(tmp_path):
 
 # ---------------------------------------------------------------- row 9 and row 11 (skips): what index would say
 def test_map_prints_the_warnings_index_prints(trees, monkeypatch):
-    import conba.index.builder as builder
+    import conba.index.storage.builder as builder
 
     assert _map(trees).exit_code == 0
     stale = str(trees[0] / "a.py")
@@ -206,8 +206,8 @@ def test_a_source_of_only_skipped_files_says_why(trees):
 
 # ---------------------------------------------------------------- row 11: what map says while the index is written
 def test_map_while_another_process_writes_the_index(trees):
-    from conba.index.lock import IndexLock
-    from conba.index.store import Store
+    from conba.index.storage.lock import IndexLock
+    from conba.index.storage.store import Store
 
     src, tgt, index, model = trees
     assert _map(trees).exit_code == 0

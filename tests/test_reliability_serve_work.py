@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from conba.cli.main import cli  # noqa: E402
 from conba.errors import ConfigError  # noqa: E402
-from conba.index.ann_ivf import ENV_MAX, check_env, nlist_setting, nprobe_for  # noqa: E402
+from conba.index.vectors.ivf import ENV_MAX, check_env, nlist_setting, nprobe_for  # noqa: E402
 from conba.serve.limits import Limits  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "polyglot"

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from conba.cli.main import cli
 from conba.index import CodeIndexError
-from conba.index.shard_layout import MAX_SHARDS
-from conba.index.shards import ShardedIndex
+from conba.index.scale.shard_layout import MAX_SHARDS
+from conba.index.scale.shards import ShardedIndex
 from helpers import write_tree
 
 QUERY = "def q(x):\n    return x * 12 + len('web')\n"

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ALLOWED = {
     "conba/utils/io.py": "the helper itself",
     "conba_research/bench/gpu_tree.py": "work files of `bench gpu` in its work folder, its stamp written last",
-    "conba/index/ray_encode.py": "a Ray worker's private copy of the model in a fresh mkdtemp folder",
+    "conba/index/scale/ray_encode.py": "a Ray worker's private copy of the model in a fresh mkdtemp folder",
     "conba_research/bench/corpus.py": "the scratch source tree of `bench index-scale --phase build`, removed and "
                                       "rewritten unless its BUILD.json stamp (written last, atomically) matches",
     "conba_research/bench/ann.py": "faiss.write_index into a byte-counting callback (the serialised size; no file)",

@@ -33,7 +33,7 @@ def client(index_dir):
 
 def test_search_files_by_indexed_file_and_by_text_agree(client, index_dir):
     from conba.index import Index
-    from conba.index.file_search import search_files
+    from conba.index.files.search import search_files
 
     by_file = client.post("/search/files", json={"file": str(MATHLIB), "k": 3})
     assert by_file.status_code == 200, by_file.text

@@ -108,7 +108,7 @@ def test_client_errors(server):
 
 
 def test_search_during_reindex_then_reload(server):
-    from conba.index.lock import holder
+    from conba.index.storage.lock import holder
 
     client, proj, folder, env = server
     before = client.search(QUERY, k=51)

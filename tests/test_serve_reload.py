@@ -36,7 +36,7 @@ def project(tmp_path, tiny_model):
 @pytest.mark.slow
 def test_search_during_reindex_reads_the_old_snapshot_whole(project, tiny_model):
     from conba.index import Index
-    from conba.index.builder import encode_missing
+    from conba.index.storage.builder import encode_missing
     from conba.model import load_model
 
     proj, folder = project

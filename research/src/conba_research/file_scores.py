@@ -54,13 +54,13 @@ def file_groups_from_functions(path: str | Path) -> list[dict]:
 
 
 def shipped_map_at_r(idx, found: dict[str, str]) -> float:
-    """MAP@R of ``conba search --files`` itself (:func:`conba.index.file_search.rank_files`, the index's
+    """MAP@R of ``conba search --files`` itself (:func:`conba.index.files.search.rank_files`, the index's
     stored file vectors) under eval-repo's protocol: each grouped file against each other language holding
     its group, mean over ordered language pairs. MAP@R reads only the top R, so the top 50 suffice."""
     import numpy as np
 
-    from conba.index.file_search import FileScorer, rank_files
-    from conba.index.store import shown_path
+    from conba.index.files.search import FileScorer, rank_files
+    from conba.index.storage.store import shown_path
 
     scorer = FileScorer(idx)
     group = {scorer.row_of[p]: g for p, g in found.items() if p in scorer.row_of}
@@ -81,8 +81,8 @@ def cost(idx, queries: int = 100) -> dict:
     ``clones --files -x`` at the index's clone threshold, with what the clones found."""
     import time
 
-    from conba.index.file_clones import clone_files
-    from conba.index.file_search import FileScorer, rank_files
+    from conba.index.files.clones import clone_files
+    from conba.index.files.search import FileScorer, rank_files
 
     t0 = time.perf_counter()
     scorer = FileScorer(idx)

@@ -64,7 +64,7 @@ def clones(index_dir: str | None, model: str | None, cross_language_only: bool, 
     """
     from conba.clones.report import write_report
     from conba.index import Index
-    from conba.index.placement import place_index_model
+    from conba.index.model.placement import place_index_model
 
     folder = resolve_index_dir(index_dir)
     check_output_file(output, folder)

@@ -49,8 +49,8 @@ def index_model(name: str | None) -> dict[str, Any]:
 
 def place(model, device: str | None, dtype: str | None, engine: str | None = "torch"):
     """``model`` moved to ``--device`` in ``--dtype`` for ``engine`` (one rule with the index's own
-    placement: :func:`conba.index.placement.apply_placement`); None for both leaves it as it is."""
-    from conba.index.placement import apply_placement
+    placement: :func:`conba.index.model.placement.apply_placement`); None for both leaves it as it is."""
+    from conba.index.model.placement import apply_placement
 
     return apply_placement(model, (device, dtype), engine or "torch")
 

@@ -80,7 +80,7 @@ def compare(a: str, b: str, code: bool, language_a: str | None, language_b: str 
         if not text.strip():
             raise click.ClickException(f"{'snippet' if code else name}: empty, nothing to compare")
     from conba.cli.options import bare_model_settings
-    from conba.index.query_model import model_for_queries
+    from conba.index.model.query import model_for_queries
 
     # the ONNX query encoder when the model has one (no torch), else the model loaded and placed
     the_model = model_for_queries(resolve_model_name(model), view, bare_model_settings(), (device, dtype))

@@ -25,7 +25,7 @@ from conba.cli.options import (
     view_option,
 )
 from conba.cli.paths import InputPath
-from conba.index.shard_layout import MAX_SHARDS
+from conba.index.scale.shard_layout import MAX_SHARDS
 
 # the shared helpers live in conba.cli.options; importing them from here keeps working
 __all__ = ["index", "index_option", "parse_size", "resolve_index_dir", "resolve_model"]
@@ -101,7 +101,7 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
       conba index src/ --watch               # then follow the working tree until Ctrl-C
     """
     from conba.index import Index
-    from conba.index.placement import place_index_model
+    from conba.index.model.placement import place_index_model
 
     if watch and (rebuild_vectors or rebuild or shards is not None):
         raise click.UsageError("--watch goes without --rebuild, --rebuild-vectors and --shards (run those first)")
@@ -118,14 +118,14 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
         raise click.UsageError(f"Missing argument 'PATHS...'{hint}")
     encoder = None
     if ray_address is not None:
-        from conba.index.ray_encode import RayEncoder
+        from conba.index.scale.ray_encode import RayEncoder
 
         encoder = RayEncoder(ray_address or None, device=device, dtype=dtype)
     folder = resolve_index_dir(index_dir)
     size = parse_size(max_file_size)
     from conba.cli.shards_cli import is_sharded, run_sharded_index
 
-    if shards is not None or is_sharded(folder):  # conba.index.shards: one ordinary index per shard
+    if shards is not None or is_sharded(folder):  # conba.index.scale.shards: one ordinary index per shard
         if watch:
             raise click.UsageError(f"{folder}: --watch does not follow a sharded index")
         opts = dict(**index_model(model), rebuild=rebuild, wait=wait, view=view, engine=engine,
@@ -142,7 +142,7 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
             place_index_model(idx, device, dtype)
         report = idx.add(list(paths), max_file_size=size, batch_size=batch_size, show_progress=show_progress(progress),
                          encoder=encoder)
-        loaded = idx._model  # None when nothing was encoded: the model never loaded (conba.index.lazy_model)
+        loaded = idx.models.loaded  # None when nothing was encoded: the model never loaded (conba.index.model.lazy)
         where = {} if encoder is not None or report.engine != "torch" or loaded is None else \
             {"device": str(loaded.device), "dtype": str(loaded.dtype).removeprefix("torch.")}
         _echo_report(report, where, getattr(idx, "upgrade_report", None), folder, fmt, verbose)
@@ -151,7 +151,7 @@ def index(paths: tuple[str, ...], index_dir: str | None, model: str | None, view
 
 
 def _echo_report(report, where: dict, upgraded, folder, fmt: str, verbose: bool) -> None:
-    """What one run did (stdout), its warnings and skipped files (stderr); ``upgraded``: conba.index.upgrade."""
+    """What one run did (stdout), its warnings and skipped files (stderr); ``upgraded``: conba.index.model.upgrade."""
     from conba.clones.display import display_path
 
     for warning in report.warnings:
@@ -185,11 +185,11 @@ def _echo_report(report, where: dict, upgraded, folder, fmt: str, verbose: bool)
 
 
 def _watch(idx, paths: tuple[str, ...], size: int, encoder, fmt: str) -> None:
-    """Follow PATHS (conba.index.watch): one line per update (json: one object), errors without stopping."""
+    """Follow PATHS (conba.index.storage.watch): one line per update (json: one object), errors without stopping."""
     import logging
     import time
 
-    from conba.index.watch import Watcher, describe, watch_paths_exist
+    from conba.index.storage.watch import Watcher, describe, watch_paths_exist
 
     def on_update(report, error: str | None) -> None:
         if error is not None:

@@ -94,7 +94,7 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
     from conba.clones.threshold import resolve_threshold
     from conba.data.records import DataError
     from conba.index import Index
-    from conba.index.placement import place_index_model
+    from conba.index.model.placement import place_index_model
     from conba.mapping import map_index
     from conba.mapping.groups import evaluate
     from conba.mapping.output import write_map
@@ -128,7 +128,7 @@ def map_cmd(source: Path | None, target: Path | None, index_dir: str | None, mod
         if source is not None:
             assert target is not None  # both or neither (checked above)
             report = idx.add([source, target], show_progress=show_progress(progress))
-            if (upgraded := getattr(idx, "upgrade_report", None)) is not None:  # conba.index.upgrade
+            if (upgraded := getattr(idx, "upgrade_report", None)) is not None:  # conba.index.model.upgrade
                 click.echo(upgraded.line(), err=True)
             if report.units_encoded:
                 click.echo(f"Indexed {report.units_encoded} new functions -> {folder}", err=True)

@@ -78,7 +78,7 @@ def _open(folder, paths: tuple[str, ...], model: str | None, watch: bool, device
     ``device`` in ``dtype``."""
     from conba.cli.add_report import echo_add_report
     from conba.index import Index
-    from conba.index.placement import place_index_model
+    from conba.index.model.placement import place_index_model
     from conba.mcp.state import ServerState
 
     with Index(folder, **index_model(model), create=bool(paths), wait=True) as idx:

@@ -78,7 +78,7 @@ def search(query: str | None, code: str | None, neighbors: int, language: str | 
     from conba.cli.common import language_option_value
     from conba.clones.display import plain_hit, relative_unit_dict
     from conba.index import Index
-    from conba.index.placement import place_index_model
+    from conba.index.model.placement import place_index_model
     from conba.utils.io import open_output
 
     language = language_option_value(language, "--result-language")

@@ -1,4 +1,4 @@
-"""``conba search --files FILE``: the index's files most similar to a whole file (:mod:`conba.index.file_search`)."""
+"""``conba search --files FILE``: the index's files most similar to a whole file (:mod:`conba.index.files.search`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ CSV_COLUMNS = ["rank", "score", "vector_score", "file", "language", "functions"]
 
 
 def write_file_hits(hits: list, out: TextIO, fmt: str, code: bool = False) -> None:
-    """File hits (:class:`conba.index.file_search.FileHit`) as JSONL, CSV or plain lines (``code``: with each
+    """File hits (:class:`conba.index.files.search.FileHit`) as JSONL, CSV or plain lines (``code``: with each
     file's functions' code, as ``conba search --show-code`` shows a function's)."""
     rows = [h.to_dict(rank, code=code) for rank, h in enumerate(hits, 1)]
     if fmt == "csv":
@@ -35,7 +35,7 @@ def run_file_search(idx: Any, query: str | None, code: str | None, *, neighbors:
                     query_language: str | None, same_language: bool, fmt: str, output: str,
                     show_code: bool = False) -> None:
     """The ``--files`` branch of ``conba search`` over an open index."""
-    from conba.index.file_search import FileScorer, search_files
+    from conba.index.files.search import FileScorer, search_files
     from conba.utils.io import open_output
 
     if code is not None or query in (None, "-"):

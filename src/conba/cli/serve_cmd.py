@@ -102,7 +102,7 @@ def serve(index_dir: str | None, model: str | None, engine: str | None, host: st
     if missing:  # looked up, not imported: the app is imported on the loading thread, after the server listens
         raise click.ClickException(f"conba serve needs FastAPI and uvicorn ({missing[0]} is missing): "
                                    "pip install 'conba[serve]'")
-    from conba.index.ann_ivf import check_env
+    from conba.index.vectors.ivf import check_env
     from conba.serve.server import check_port, run_starting
 
     check_env()  # a bad CONBA_IVF_NPROBE / _NLIST: one line before anything is printed or served

@@ -1,4 +1,4 @@
-"""The CLI over a sharded index (:mod:`conba.index.shards`): ``conba index ROOT --shards N`` creates or updates
+"""The CLI over a sharded index (:mod:`conba.index.scale.shards`): ``conba index ROOT --shards N`` creates or updates
 one, ``conba search`` reads it like a single index (a folder with ``shards.json``)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import click
 
 
 def is_sharded(folder: str | Path) -> bool:
-    from conba.index.shards import SHARDS_FILE
+    from conba.index.scale.shards import SHARDS_FILE
 
     return (Path(folder) / SHARDS_FILE).is_file()
 
@@ -20,7 +20,7 @@ def run_sharded_index(folder: str, paths: tuple[str, ...], shards: int | None, i
                       add_kwargs: dict[str, Any], fmt: str) -> None:
     """``conba index ROOT --shards N --index FOLDER``: ROOT's top-level folders split between N shards (fixed
     once made; a re-run without --shards updates the same shards incrementally)."""
-    from conba.index.shards import ShardedIndex
+    from conba.index.scale.shards import ShardedIndex
 
     if len(paths) != 1 or not Path(paths[0]).is_dir():
         raise click.UsageError("a sharded index is built from one folder (its top-level folders are split "
@@ -51,6 +51,6 @@ def run_sharded_index(folder: str, paths: tuple[str, ...], shards: int | None, i
 def sharded_search(folder: str, snippet: str, k: int, language: str | None, query_language: str | None,
                    index_kwargs: dict[str, Any]) -> list:
     """The hits of ``conba search`` over every shard of ``folder``, merged by score."""
-    from conba.index.shards import ShardedIndex
+    from conba.index.scale.shards import ShardedIndex
 
     return ShardedIndex(folder, **index_kwargs).search(snippet, k=k, language=language, query_language=query_language)

@@ -38,7 +38,7 @@ def find_clones(units: list[Unit], ids: np.ndarray, embeddings: np.ndarray, inde
     connected components of the pair graph, which chain). Trivial units (:mod:`conba.clones.trivial`)
     and units shorter than ``min_lines`` are left out unless ``keep_trivial``.
 
-    ``lexical`` (a :class:`conba.index.lexical_file.LexicalIndex` over the units) with
+    ``lexical`` (a :class:`conba.index.ranking.lexical_file.LexicalIndex` over the units) with
     ``lexical_weight`` > 0: pairs and cohesion use the fused score; each unit's dense neighbour list
     is then twice as long, so that pairs that the lexical channel lifts over the threshold are seen."""
     if grouping not in GROUPINGS:

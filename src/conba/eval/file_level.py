@@ -9,10 +9,10 @@ the (q, t) file score:
 * ``pairs-max``: the best function pair (eval-repo's default aggregation);
 * ``pairs-mean-best``: the symmetric mean of each side's best match (chamfer-style);
 * ``vector-mean`` / ``vector-tokens``: the cosine of file vectors, the (token-weighted) mean of the
-  file's function vectors (:func:`conba.index.file_vectors.aggregate`);
+  file's function vectors (:func:`conba.index.files.vectors.aggregate`);
 * ``rerank-AGG-N``: ``vector-tokens`` (the index's file vectors) as the first stage, its ``N`` best
   candidates re-ranked by ``pairs-AGG`` (the rest keep their first-stage order below them);
-  ``rerank-mean-best-50`` is what :mod:`conba.index.file_search` ships.
+  ``rerank-mean-best-50`` is what :mod:`conba.index.files.search` ships.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 
 from conba.eval.repo_scores import file_scores, repo_retrieval
 from conba.eval.repo_units import UnitTable
-from conba.index.file_vectors import aggregate, token_counts
+from conba.index.files.vectors import aggregate, token_counts
 
 __all__ = ["SCORERS", "file_vector_matrix", "score_table"]
 

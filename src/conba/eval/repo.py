@@ -59,7 +59,7 @@ def _open_main(paths: Sequence[str | os.PathLike], index_dir: Any, model: Any, b
                progress: bool, log: Callable[[str], None], placement: tuple = (None, None),
                model_options: dict | None = None) -> tuple[Any, dict]:
     from conba.index import Index
-    from conba.index.placement import place_index_model
+    from conba.index.model.placement import place_index_model
 
     if not paths:
         idx = Index(index_dir, model=model, create=False, model_options=model_options)
@@ -83,7 +83,7 @@ def _baseline_model_table(main_idx: Any, main: UnitTable, baseline_model: Any, c
                           placement: tuple = (None, None)) -> tuple[UnitTable, dict, Any]:
     """The zero-shot (or injected) baseline's units and vectors, from its cached index of the same files."""
     from conba.index import Index
-    from conba.index.placement import apply_placement
+    from conba.index.model.placement import apply_placement
 
     t0 = time.perf_counter()
     if baseline_model is None or isinstance(baseline_model, (str, os.PathLike)):

@@ -8,6 +8,16 @@
 >>> search_files(idx, "Sort.java", k=5)     # whole files as results -> (query, [FileHit]); clone_files(idx, t)
 
 ``Index`` is imported lazily, so light modules (``conba.index.defaults``) load without numpy or FAISS.
+
+The package by concern (docs/development.md lists it; every sub-package's docstring says what it holds)::
+
+    storage/   the Index class, its SQLite store, lock, staging, manifest, rebuild, watch: the index on disk
+    vectors/   the vector store interface and its structures: exact (flat / HNSW) and IVF, and which one an index gets
+    ranking/   above the vector store: the lexical channel and the fused score
+    model/     the index's model: identity, lazy loading, the query encoder, placement, the long-input upgrade
+    files/     whole files as results (file vectors, file search, file clones)
+    scale/     shards and encoding on a Ray cluster
+    errors.py, defaults.py   shared by all of them (defaults loads without numpy)
 """
 
 from __future__ import annotations
@@ -29,7 +39,7 @@ from conba.index.errors import (
 from conba.source.records import AddReport, CloneClass, ClonePair, Hit, Unit
 
 if TYPE_CHECKING:
-    from conba.index.index import Index
+    from conba.index.storage.index import Index
 
 __all__ = [
     "DEFAULT_INDEX_DIR", "DEFAULT_THRESHOLD", "INDEX_ENV", "AddReport", "CloneClass", "ClonePair", "CodeIndexError",
@@ -41,11 +51,15 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "Index":
-        from conba.index.index import Index
+        from conba.index.storage.index import Index
 
         return Index
-    if name in ("search_files", "clone_files"):  # conba.index.file_search / file_clones
-        from conba.index import file_clones, file_search
+    if name == "search_files":
+        from conba.index.files.search import search_files
 
-        return getattr(file_search if name == "search_files" else file_clones, name)
+        return search_files
+    if name == "clone_files":
+        from conba.index.files.clones import clone_files
+
+        return clone_files
     raise AttributeError(f"module 'conba.index' has no attribute {name!r}")

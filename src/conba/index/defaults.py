@@ -20,7 +20,7 @@ def default_index_dir(value: str | os.PathLike | None = None) -> str:
 
 def missing_index(path: str | os.PathLike, create: bool) -> str | None:
     """Why no index can be opened at ``path``, a folder without an index database: it holds a sharded index
-    (``shards.json``, :mod:`conba.index.shards`: never a single index inside it), or nothing while ``create``
+    (``shards.json``, :mod:`conba.index.scale.shards`: never a single index inside it), or nothing while ``create``
     is False. None when a new index may be made there."""
     if os.path.isfile(os.path.join(path, "shards.json")):
         return (f"{path}: a sharded index (`conba index --shards`): `conba index` and `conba search` (without "

@@ -19,7 +19,7 @@ class EngineMismatchError(ModelMismatchError):
 class ModelUpgradeError(ModelMismatchError):
     """The model gained a long-input read-out since the index was built: the index's vectors are the model's
     for every function that fits one window, and `conba index` re-encodes only the longer ones
-    (:mod:`conba.index.upgrade`). ``model``: the model that was checked."""
+    (:mod:`conba.index.model.upgrade`). ``model``: the model that was checked."""
 
     model: object = None
 

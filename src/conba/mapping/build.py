@@ -21,7 +21,7 @@ from conba.clones.display import display_path
 from conba.clones.threshold import resolve_threshold
 from conba.clones.trivial import trivial_reason
 from conba.data.records import DataError, normalize_language
-from conba.index.store import db_path, shown_path
+from conba.index.storage.store import db_path, shown_path
 from conba.mapping.align import align_units
 from conba.mapping.assign import MATCHED, MISSING, assign, top_columns
 from conba.mapping.config import MapConfig

@@ -28,7 +28,7 @@ class ToolContext:
     generation: int
     given_roots: list[str] | None   # resolved PATHS of `conba mcp PATHS`; None: the index's own folders
     loaded_at: float = field(default_factory=time.time)
-    watcher: Any = None             # conba.index.watch.Watcher of `conba mcp --watch`, or None
+    watcher: Any = None             # conba.index.storage.watch.Watcher of `conba mcp --watch`, or None
 
     # ------------------------------------------------------------------ cached per snapshot
     def cached(self, key: Any, make: Callable[[], T]) -> T:

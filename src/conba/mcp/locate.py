@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from conba.clones.display import display_path
 from conba.errors import ConfigError
-from conba.index.store import db_path, shown_path
+from conba.index.storage.store import db_path, shown_path
 from conba.source.records import Unit
 
 _LINE_SUFFIX = re.compile(r"^(.*\S):(\d+)$")
@@ -64,7 +64,7 @@ def split_location(file: str, line: int | None) -> tuple[str, int | None]:
 
 
 def stored_name(resolved: str) -> str:
-    """A resolved path as the index shows its files (:func:`conba.index.store.shown_path`)."""
+    """A resolved path as the index shows its files (:func:`conba.index.storage.store.shown_path`)."""
     return shown_path(db_path(resolved))
 
 

@@ -80,15 +80,15 @@ class ServerState:
 
     # ------------------------------------------------------------------ --watch
     def _encode_locked(self, *args: Any, **kwargs: Any) -> None:
-        from conba.index.builder import encode_missing
+        from conba.index.storage.builder import encode_missing
 
         with self.model_lock:
             encode_missing(*args, **kwargs)
 
     def start_watching(self, on_update: Callable[[Any, str | None], None] | None = None) -> None:
-        """Follow ``watch_paths`` in a thread of its own (:class:`conba.index.watch.Watcher`)."""
+        """Follow ``watch_paths`` in a thread of its own (:class:`conba.index.storage.watch.Watcher`)."""
         from conba.index import Index
-        from conba.index.watch import Watcher, watch_paths_exist
+        from conba.index.storage.watch import Watcher, watch_paths_exist
 
         if not self.watch_paths:
             return

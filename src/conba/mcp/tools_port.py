@@ -161,7 +161,7 @@ def clones_of(ctx: ToolContext, file: str, function: str | None = None, line: in
 
 
 def _file_clones(ctx: ToolContext, file: str, t: float, cross_language_only: bool, max_tokens: int) -> str:
-    from conba.index.file_clones import clone_files
+    from conba.index.files.clones import clone_files
 
     name = stored_name(ctx.inside(file))
     if name not in ctx.units_by_file():

@@ -110,7 +110,7 @@ def compare(ctx: ToolContext, a: str | None = None, b: str | None = None, langua
 
 def _stale(store: Any) -> tuple[int, int, list[str]]:
     """(files checked, changed or deleted on disk since indexed, a few of them)."""
-    from conba.index.store import fs_path, shown_path
+    from conba.index.storage.store import fs_path, shown_path
 
     states = store.file_states()
     changed: list[str] = []
@@ -129,7 +129,7 @@ def _stale(store: Any) -> tuple[int, int, list[str]]:
 
 def index_status(ctx: ToolContext) -> str:
     """What is indexed (files, functions per language), with which model, and how fresh it is."""
-    from conba.index.lock import holder
+    from conba.index.storage.lock import holder
 
     idx = ctx.index
     stats = idx.stats()

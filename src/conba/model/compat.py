@@ -9,7 +9,7 @@ fingerprint than the same weights without it, so an index built before the read-
 **truncation fingerprint** (:func:`truncation_fingerprint`) is the embedding fingerprint of the same model with
 no fragment head and ``max_chunks`` 1: an index that records it holds vectors the model still gives, except
 for the snippets longer than one window (:func:`single_window` tells them apart without running the
-backbone), so only those need encoding again (:mod:`conba.index.upgrade`). With a fragment head the
+backbone), so only those need encoding again (:mod:`conba.index.model.upgrade`). With a fragment head the
 one-window vectors are bit for bit the same (:func:`conba.model.fragments.read_out_windows`); with the plain
 window mean (no fragment head) they are the same up to float rounding, as between two batchings.
 """

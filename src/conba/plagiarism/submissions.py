@@ -19,7 +19,7 @@ from conba.source.filters import Skip, is_excluded_dir, read_source
 from conba.source.walker import discover
 from conba.syntax.languages import detect_language
 
-INDEX_MARKER = "index.sqlite"  # the database file of a conba index folder (conba.index.index.DB_NAME)
+INDEX_MARKER = "index.sqlite"  # the database file of a conba index folder (conba.index.storage.index.DB_NAME)
 
 
 @dataclass

@@ -68,13 +68,13 @@ def _stored_engine(index_dir: Path) -> str:
 
 def resolve_model(index_dir: Path, model: Any, options: dict | None = None, fast: bool = False) -> tuple[Any, str]:
     """(model, its name): a given ConbaModel, a given name, the index's model (with the load options it
-    was recorded with; with ``fast``, its ONNX query encoder when it has one: :mod:`conba.index.query_model`),
+    was recorded with; with ``fast``, its ONNX query encoder when it has one: :mod:`conba.index.model.query`),
     or the shipped default; ``options``: load_model's pooling / trust_remote_code."""
     if model is not None and not isinstance(model, (str, os.PathLike)):
         return model, getattr(model, "name", None) or "(in memory)"
     if model is None and (index_dir / "index.sqlite").exists():
         from conba.index import Index
-        from conba.index.query_model import query_model
+        from conba.index.model.query import query_model
 
         with Index(index_dir, create=False, model_options=options) as idx:  # the index's model, view, options
             return query_model(idx) if fast else idx.model, idx.model_name or "default"
@@ -120,11 +120,11 @@ def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *,
         raise CodeIndexError(f"{folder}: a sharded index (`conba index --shards`): conba serve reads one index; "
                              f"serve one shard (--index {folder / 'shard-0'} ...), or search it whole with "
                              "`conba search`")
-    from conba.index.ann_ivf import check_env
+    from conba.index.vectors.ivf import check_env
 
     check_env()  # a bad CONBA_IVF_NPROBE: one line now, not a traceback at start-up
     limits = limits or Limits()
-    from conba.index.query_model import CPU_PLACES, FLOAT32
+    from conba.index.model.query import CPU_PLACES, FLOAT32
 
     fast = engine in (None, "torch") and device in CPU_PLACES and dtype in FLOAT32  # else torch, as asked
     the_model, name = resolve_model(folder, model, model_options, fast)
@@ -137,7 +137,7 @@ def create_app(index_dir: str | os.PathLike | None = None, model: Any = None, *,
     if engine is None:
         engine = _stored_engine(folder)
     else:
-        from conba.index.identity import check_engine, require_engine
+        from conba.index.model.identity import check_engine, require_engine
 
         require_engine(the_model, check_engine(engine))  # one line now, not at the first request
     if on_torch and (device is not None or dtype is not None):

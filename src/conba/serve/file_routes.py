@@ -5,8 +5,8 @@
 The query is either ``code`` (a whole file's text, with ``query_language`` or a ``name`` whose extension
 tells it), whose functions are extracted and encoded as the index's are, or ``file``: a file of the served
 index, named as the index or a hit lists it (its stored vectors are used; nothing is read from disk).
-Scores as ``conba search --files`` (:mod:`conba.index.file_search`). ``/clones/files``: pairs and classes of
-the index's files, a page at a time, as ``conba clones --files`` (:mod:`conba.index.file_clones`).
+Scores as ``conba search --files`` (:mod:`conba.index.files.search`). ``/clones/files``: pairs and classes of
+the index's files, a page at a time, as ``conba clones --files`` (:mod:`conba.index.files.clones`).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class FileSearchResponse(BaseModel):
 
 
 def _scorer(snap: Snapshot) -> Any:
-    from conba.index.file_search import FileScorer
+    from conba.index.files.search import FileScorer
 
     if ("files",) not in snap.cache:
         snap.cache[("files",)] = FileScorer(snap.index)
@@ -81,7 +81,7 @@ def _scorer(snap: Snapshot) -> Any:
 
 def _indexed_row(scorer: Any, name: str) -> int | None:
     from conba.clones.display import display_path
-    from conba.index.store import shown_path
+    from conba.index.storage.store import shown_path
 
     row = scorer.row_of.get(name)
     if row is None:
@@ -90,7 +90,7 @@ def _indexed_row(scorer: Any, name: str) -> int | None:
 
 
 def _rank(snap: Snapshot, req: FileSearchRequest, query: Any, language: str | None) -> tuple[Any, list, int]:
-    from conba.index.file_search import rank_files
+    from conba.index.files.search import rank_files
 
     scorer = _scorer(snap)
     if query is None:
@@ -107,7 +107,7 @@ def _rank(snap: Snapshot, req: FileSearchRequest, query: Any, language: str | No
 def _file_clones(snap: Snapshot, threshold: str, cross_language_only: bool, min_lines: int,
                  code: bool) -> tuple[float, list, int]:
     from conba.clones.threshold import resolve_threshold
-    from conba.index.file_clones import clone_files
+    from conba.index.files.clones import clone_files
 
     try:
         t = resolve_threshold(threshold, snap.index.threshold)
@@ -130,7 +130,7 @@ def add_file_routes(api: APIRouter, state: ServeState) -> None:
     async def search_files(req: FileSearchRequest, response: Response) -> dict[str, Any]:
         """The ``k`` files of the index most similar to a whole file (other languages unless ``same_language``)."""
         from conba.errors import ConbaError
-        from conba.index.file_search import code_units, make_query
+        from conba.index.files.search import code_units, make_query
 
         limits.check_k(req.k)
         warnings: list[str] = []
@@ -163,7 +163,7 @@ def add_file_routes(api: APIRouter, state: ServeState) -> None:
         except ConbaError as exc:  # an index without file vectors: one line, what to run
             raise HTTPException(409, str(exc)) from None
         from conba.clones.display import display_path
-        from conba.index.store import shown_path
+        from conba.index.storage.store import shown_path
 
         info: dict[str, Any] = {"language": q.language, "functions": int(len(q.vectors))}
         if q.stored is not None:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from conba.index.errors import CodeIndexError
-from conba.index.lock import holder
+from conba.index.storage.lock import holder
 
 T = TypeVar("T")
 MANIFEST_NAME = "manifest.json"

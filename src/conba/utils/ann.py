@@ -1,7 +1,9 @@
 """Nearest-neighbour search over L2-normalised vectors with FAISS (inner product = cosine).
 
-Exact inner-product search (``IndexFlatIP``) up to ``HNSW_ABOVE`` vectors, HNSW above. The index's
-vector file (:mod:`conba.index.vectors`) and clone analysis (:mod:`conba.clones`) both build on it.
+:func:`build` makes an exact inner-product index (``IndexFlatIP``), HNSW above ``hnsw_above`` (default
+``HNSW_ABOVE``); :func:`search` queries it, or any vector store (:mod:`conba.index.vectors.store`). The index's
+exact store (:mod:`conba.index.vectors.exact`) and clone analysis (:mod:`conba.clones`) both build on it; which
+store an index gets (exact, HNSW or IVF) is the rule in :mod:`conba.index.vectors`.
 """
 
 from __future__ import annotations

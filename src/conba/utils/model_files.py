@@ -1,6 +1,6 @@
 """The files of a conba model folder, without loading it: which folder ``load_model(name)`` reads and a
 listing of its files (name, size, modification time), for stamps that say "these are the files whose
-fingerprint was checked" (:mod:`conba.index.lazy_model`, the query encoder cache of
+fingerprint was checked" (:mod:`conba.index.model.lazy`, the query encoder cache of
 :mod:`conba.engine.query_encoder`)."""
 
 from __future__ import annotations

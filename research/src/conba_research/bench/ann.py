@@ -8,7 +8,7 @@ L2-normalised (inner product = cosine). Chunk ``c`` is drawn from its own seeded
 pass regenerates the same vectors and no pass holds more than one chunk besides the indexes.
 
 Measured: IVF-Flat and IVF-SQ8 (one spherical k-means quantizer, trained on a sample, shared) with
-``nprobe`` swept, HNSW with conba's production parameters (:mod:`conba.index.vectors`) with
+``nprobe`` swept, HNSW with conba's production parameters (:mod:`conba.index.vectors.exact`) with
 ``efSearch`` swept; single-query latency p50 / p95 on one FAISS thread (what a server worker sees)
 and on two, recall@10 against exact search (``IndexFlatIP`` over all N, merged chunk by chunk),
 build / train time, bytes per vector (the serialised size), RSS. Queries: half held-out draws, half

@@ -132,7 +132,8 @@ def agreement(index: Path, n: int, seed: int = 0, k: int = 10) -> dict:
     import random
 
     from conba.engine.query_encoder import ENGINE_ENV, QueryEncoder
-    from conba.index import Index, query_model
+    from conba.index import Index
+    from conba.index.model import query as query_model
 
     with Index(index, create=False) as idx:
         units = idx.units()

@@ -108,7 +108,7 @@ def index(args: argparse.Namespace) -> dict:
     folder = index_dir(args)
     t0 = time.perf_counter()
     idx = Index(folder, model=args.model, engine=args.engine)
-    from conba.index.placement import place_index_model
+    from conba.index.model.placement import place_index_model
 
     place_index_model(idx, args.device, args.dtype)  # --device / --dtype, as every command that runs a model
     load_s = time.perf_counter() - t0
@@ -147,7 +147,7 @@ def index(args: argparse.Namespace) -> dict:
 # ---------------------------------------------------------------------- query
 def query(args: argparse.Namespace) -> dict:
     from conba.index import Index
-    from conba.index import vectors as vec
+    from conba.index.vectors import exact as vec
 
     info = machine()
     folder = index_dir(args)
@@ -179,7 +179,7 @@ def query(args: argparse.Namespace) -> dict:
     units = idx.units()
     rng = random.Random(args.seed + 1)
     sample = rng.sample(units, min(args.queries, len(units)))
-    faiss_index = idx._vectors()
+    faiss_index = idx.vector_store()
     for u in sample[:3]:  # warm-up
         idx.search(u.code, k=10, query_language=u.language)
     total, enc, knn, fetch, self_top = [], [], [], [], 0

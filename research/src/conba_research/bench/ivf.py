@@ -1,4 +1,4 @@
-"""conba's large-index vector structure (IVF-SQ8 + exact re-rank, :mod:`conba.index.ann_ivf`) at 1M,
+"""conba's large-index vector structure (IVF-SQ8 + exact re-rank, :mod:`conba.index.vectors.ivf`) at 1M,
 through the production code path: a real conba index folder (SQLite units + vectors) of N functions.
 
 Vectors: the real embeddings in ``--real DIR`` (``chunk-*.npy``: default-fast + ONNX encodings of
@@ -82,7 +82,7 @@ def _file_items(order: np.ndarray, files: range, version: int) -> list:
 
 
 def _open_store(folder: Path):
-    from conba.index.store import Store
+    from conba.index.storage.store import Store
 
     return Store(folder / "index.sqlite")
 
@@ -113,11 +113,11 @@ def _finalize(folder: Path, ivf_above: int) -> tuple[dict, float]:
     from conba.index import Index
 
     idx = Index(folder, ivf_above=ivf_above)
-    idx._lock.acquire()
-    t0 = time.perf_counter()
-    idx._finalize()
-    seconds = time.perf_counter() - t0
-    manifest = idx.manifest()
+    with idx.write_lock():
+        t0 = time.perf_counter()
+        idx.finalize()
+        seconds = time.perf_counter() - t0
+        manifest = idx.manifest()
     idx.close()
     return manifest, seconds
 
@@ -196,7 +196,7 @@ def query(args: argparse.Namespace, tag: str = "query") -> dict:
     before = rss_mb()
     idx = Index(args.out / "index")
     t0 = time.perf_counter()
-    searcher = idx._vectors()
+    searcher = idx.vector_store()
     load_s = time.perf_counter() - t0
     loaded = rss_mb()
     rows = sweep(searcher, queries, truth, args)
@@ -210,7 +210,7 @@ def variant(args: argparse.Namespace) -> dict:
     quantizer), over the same float16 rows: the structure choice."""
     import json as _json
 
-    from conba.index import ann_ivf
+    from conba.index.vectors import ivf as ann_ivf
 
     folder = args.out / "index"
     manifest = _json.loads((folder / "manifest.json").read_text())

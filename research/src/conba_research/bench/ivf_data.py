@@ -125,7 +125,7 @@ def realcheck(args: argparse.Namespace) -> dict:
 
     import faiss
 
-    from conba.index import ann_ivf
+    from conba.index.vectors import ivf as ann_ivf
 
     real = np.concatenate([np.load(f) for f in sorted(Path(args.real).glob("chunk-*.npy"))]).astype(np.float32)
     real = real[np.unique(real.round(5), axis=0, return_index=True)[1]]

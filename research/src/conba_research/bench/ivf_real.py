@@ -1,4 +1,4 @@
-"""Real code in conba's IVF structure (:mod:`conba.index.ann_ivf`): how recall on real embeddings moves with
+"""Real code in conba's IVF structure (:mod:`conba.index.vectors.ivf`): how recall on real embeddings moves with
 the number of vectors and the lists probed, and the 1M index padded with the synthetic draw, without SQLite.
 
 * ``realscale``: the real vectors of ``--real`` (chunk-*.npy of ``conba bench ivf-encode``), 250 held out as
@@ -6,7 +6,7 @@ the number of vectors and the lists probed, and the 1M index padded with the syn
   an IVF-SQ8 + re-rank index with conba's list rule (:func:`nlist_for`) and with 4·√n lists (the rule
   before the training-size cap, what 1M gets), probing an absolute number of lists: recall@10 vs exact.
 * ``padded``: the vectors of ``conba bench ivf --phase data`` (all real ones first, then the synthetic pad),
-  the structure built by :func:`conba.index.ann_ivf.build` (the production build, vectors from the array
+  the structure built by :func:`conba.index.vectors.ivf.build` (the production build, vectors from the array
   instead of SQLite), an nprobe sweep: recall@10 split into held-out real and perturbed queries, and for the
   real queries the recall of their real true neighbours alone; single-query latency on one thread.
 
@@ -48,7 +48,7 @@ def recall(found: np.ndarray, truth: np.ndarray) -> float:
 
 
 def _index(base: np.ndarray, nlist: int, folder: Path):
-    from conba.index import ann_ivf
+    from conba.index.vectors import ivf as ann_ivf
 
     ann = ann_ivf.build(folder, lambda: iter([(np.arange(len(base)), base)]), len(base), base.shape[1], 0, nlist=nlist)
     return ann_ivf.load(folder, ann, base.shape[1])
@@ -67,7 +67,7 @@ def _single_queries(searcher, queries: np.ndarray) -> tuple[np.ndarray, list[flo
 def realscale(args: argparse.Namespace) -> dict:
     import faiss
 
-    from conba.index.ann_ivf import nlist_for
+    from conba.index.vectors.ivf import nlist_for
 
     faiss.omp_set_num_threads(1)
     real = real_vectors(args.real, args.seed)
@@ -124,7 +124,7 @@ def padded(args: argparse.Namespace) -> dict:
     """The data phase's vectors in the production structure: recall split by query kind, and real-to-real."""
     import faiss
 
-    from conba.index import ann_ivf
+    from conba.index.vectors import ivf as ann_ivf
     from conba_research.bench.ivf import rss_mb
 
     results = json.loads((args.out / "results.json").read_text(encoding="utf-8"))

@@ -4,7 +4,7 @@ Inputs measured on this machine:
 
 * one 1M-vector shard (``conba bench ivf`` results in ``--bench``): index RAM, build seconds
   (read / train / add), the per-query latencies at the chosen nprobe x rerank (``latency-*.npy``);
-* the fan-out cost of :class:`conba.index.shards.ShardSearcher` (a process per shard, queries over
+* the fan-out cost of :class:`conba.index.scale.shards.ShardSearcher` (a process per shard, queries over
   pipes, merge by score): ``--fanout`` shard folders (built here, ``--fanout-n`` vectors each, from the
   same vectors as the benchmark) searched through the searcher vs in-process.
 
@@ -31,7 +31,7 @@ import numpy as np
 def fanout(args: argparse.Namespace) -> dict:
     """Per-query seconds: searching S shard folders through ShardSearcher vs one folder in-process."""
     from conba.index import Index
-    from conba.index.shards import ShardSearcher
+    from conba.index.scale.shards import ShardSearcher
     from conba_research.bench import ivf as bench
 
     base = np.load(args.bench / "base.npy", mmap_mode="r")
