@@ -167,8 +167,25 @@ def test_clones_and_source_do_not_reach_up_into_the_index():
         assert "index" not in graph.get(package, {}), f"{package} walks files through conba.source, not the index"
 
 
+# conba.index by concern (its __init__ lists the sub-packages): the vector stores and the ranking above them import
+# nothing of the index's storage, model, files or scale, so another vector engine can stand where they stand.
+INDEX_APART = {"vectors": {"errors"}, "ranking": {"errors", "vectors"}}
+
+
+def test_the_vector_stores_and_the_ranking_stand_apart_from_the_rest_of_the_index():
+    graph = module_graph("index")
+    found = [f"{src} -> {dst} ({where})" for src, targets in graph.items() if src.split(".")[2] in INDEX_APART
+             for dst, where in targets.items()
+             if dst.split(".")[2] not in INDEX_APART[src.split(".")[2]] | {src.split(".")[2]}]
+    assert not found, "\n".join(found)
+    assert {p.name for p in (ROOT / "index").iterdir() if p.is_dir() and p.name != "__pycache__"} == {
+        "storage", "vectors", "ranking", "model", "files", "scale"}
+
+
 def test_no_shim_modules_left():
     assert not (ROOT / "index" / "languages.py").exists()
+    flat = {p.stem for p in (ROOT / "index").glob("*.py")}  # the modules moved into sub-packages left no shims
+    assert flat == {"__init__", "errors", "defaults"}, flat
 
 
 def test_layers_only_import_downwards():

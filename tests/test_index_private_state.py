@@ -2,7 +2,8 @@
 CLI and the research suite use its small internal interface instead (``models``, ``db_call``, ``check_model``,
 ``encoding_model``, ``write_lock``, ``finalize``, ``vector_store``; see the Index class docstring).
 
-The private names are collected with ``ast`` from the Index class itself (``self._x`` it reads or writes, its
+Every module of src/, research/src and the tests is read. The private names are collected with ``ast`` from the
+Index class itself (``self._x`` it reads or writes, its
 ``_methods``); any module other than the Index's own that touches one of them on something other than ``self`` /
 ``cls`` (``idx._model``, ``self.index._db(...)``, ``getattr(idx, "_deferred")``) is reported with its line.
 """
@@ -14,7 +15,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 INDEX_MODULE = REPO / "src" / "conba" / "index" / "storage" / "index.py"
-ROOTS = (REPO / "src", REPO / "research" / "src")
+ROOTS = (REPO / "src", REPO / "research" / "src", REPO / "tests", REPO / "research" / "tests")  # tests too
 ATTR_FUNCTIONS = ("getattr", "setattr", "hasattr", "delattr")
 
 

@@ -180,7 +180,7 @@ def test_failed_run_tells_what_to_fix(project, tmp_path, tiny_model, monkeypatch
     def finalize_full(self, *args, **kwargs):  # fails after the staged changes were swapped in
         raise OSError(errno.ENOSPC, "No space left on device", str(folder / "vectors.faiss"))
 
-    monkeypatch.setattr(Index, "_finalize", finalize_full)
+    monkeypatch.setattr(Index, "finalize", finalize_full)
     failed = CliRunner().invoke(cli, ["index", str(project), "--index", str(folder)])
     assert failed.exit_code == 1 and "No space left on device" in failed.output
     with Index(folder) as idx, pytest.raises(IncompleteIndexError) as err:

@@ -117,7 +117,7 @@ def refuse_deferred(idx: Any) -> None:
 
 
 def add_model(idx: Any) -> Any:
-    """``Index.add``'s model (:func:`lazy_model.add_model`), upgrading an upgradable index first."""
+    """``Index.add``'s model (:func:`conba.index.model.lazy.add_model`), upgrading an upgradable index first."""
     idx.models.upgrading = True
     try:
         if idx.models.deferred is not None:

@@ -222,7 +222,7 @@ class Index:
         stays the single writer."""
         paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
         t0 = time.perf_counter()
-        model = upgrade.add_model(self)  # lazy_model.add_model (loaded only to encode), after an upgrade
+        model = upgrade.add_model(self)  # conba.index.model.lazy (loaded only to encode), after an upgrade
         self._lock.acquire(wait=self._wait, on_wait=self._on_wait)
         try:
             report = self._add(paths, model, max_file_size, batch_size, commit_every, show_progress, encoder, exclude)

@@ -21,14 +21,16 @@ import time
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from conba.index.errors import CorruptIndexError
-from conba.index.storage.store import Store
 from conba.index.vectors import ivf as ann_ivf
 from conba.utils.fault_injection import kill_point
+
+if TYPE_CHECKING:  # the store is passed in: the vector stores never import storage/
+    from conba.index.storage.store import Store
 
 GROWTH = 1.0  # rebuild once added_since_build > GROWTH * built_with
 DEAD = 1.0  # rebuild once removed rows > DEAD * live rows

@@ -16,15 +16,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conba.index.errors import CorruptIndexError
-from conba.index.storage.store import Store
 from conba.index.vectors import exact as vec
 from conba.index.vectors import ivf as ann_ivf
 from conba.index.vectors import ivf_update as ann_update
 from conba.index.vectors.store import ExactStore, VectorStore
 from conba.utils.fault_injection import kill_point
+
+if TYPE_CHECKING:  # the store is passed in: the vector stores never import storage/
+    from conba.index.storage.store import Store
 
 VECTORS_NAME, MANIFEST_NAME = "vectors.faiss", "manifest.json"
 
