@@ -3,9 +3,9 @@ CLI and the research suite use its small internal interface instead (``models``,
 ``encoding_model``, ``write_lock``, ``finalize``, ``vector_store``; see the Index class docstring).
 
 Every module of src/, research/src and the tests is read. The private names are collected with ``ast`` from the
-Index class itself (``self._x`` it reads or writes, its
-``_methods``); any module other than the Index's own that touches one of them on something other than ``self`` /
-``cls`` (``idx._model``, ``self.index._db(...)``, ``getattr(idx, "_deferred")``) is reported with its line.
+Index class itself (``self._x`` it reads or writes, its ``_methods``); any module other than the Index's own that
+touches one of them on something other than ``self`` / ``cls`` (``idx._lock``, ``self.index._vectors()``,
+``getattr(idx, "_target")``) is reported with its line.
 """
 
 from __future__ import annotations

@@ -11,11 +11,11 @@ Phases (separate processes: each its own peak memory; results merged into OUT/re
 
 * ``data``    vectors (OUT/base.f32, memmap), queries, truth;
 * ``db``      the index folder: N units in SQLite (50 per file), their vectors; no FAISS file yet;
-* ``build``   ``Index._finalize`` = what the end of ``conba index`` runs: the IVF build from SQLite;
+* ``build``   ``Index.finalize`` = what the end of ``conba index`` runs: the IVF build from SQLite;
 * ``query``   load the index like ``conba search`` does, then nprobe x rerank sweep: single-query latency
               on one thread (p50 / p95), recall@10, RSS;
 * ``update``  200 files change (10k functions: new units, new vectors; stored the way ``scan`` and the
-              encoder store them), then ``Index._finalize`` again (in place); recall after.
+              encoder store them), then ``Index.finalize`` again (in place); recall after.
 
 Example (dev machine)::
 

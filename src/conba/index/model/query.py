@@ -7,7 +7,7 @@ model folder (:func:`conba.utils.model_files.model_folder`) whose export to the 
 export's embedding fingerprint is the index's, the query is encoded by ONNX Runtime without importing torch.
 Its vectors are the torch engine's to float32 rounding (tested: top-10 ids identical, scores within 1e-4).
 
-Otherwise the model loads as before (:meth:`Index._encoding_model`, which checks it), and is then exported
+Otherwise the model loads as before (:meth:`Index.encoding_model`, which checks it), and is then exported
 for the next run (:func:`export_for_index`), as is the model ``conba index`` loaded to encode. No fast path
 (torch as before) for: a model given to the Index by name or as an object, engines ``onnx`` and
 ``onnx-fp32`` (their queries keep the index's own engine), a ``--device`` other than the CPU or a ``--dtype``

@@ -67,7 +67,7 @@ class UpgradeReport:
 
 # ---------------------------------------------------------------- hooks of conba.index.storage.index.Index
 def check_model(idx: Any, model: Any) -> None:
-    """``Index._check_model``: :func:`identity.check_model`; an upgradable index is upgraded while ``Index.add``
+    """``Index.check_model``: :func:`identity.check_model`; an upgradable index is upgraded while ``Index.add``
     asks for the model (:func:`add_model`), and refused with the reader's :class:`ModelUpgradeError` otherwise."""
     def check() -> None:
         idx.db_call(identity.check_model, idx.path, idx.store, model, idx.models.name, idx.engine, idx.models.options)
