@@ -45,7 +45,7 @@ def test_the_product_kinds_need_no_installed_metadata(no_research) -> None:
 @pytest.mark.parametrize("kind", ["conba", "conba-scan"])
 def test_a_research_kind_without_the_research_suite_is_one_line(no_research, kind: str) -> None:
     for make in (lambda: HeadConfig(kind=kind), lambda: build_head({"kind": kind, "dim": 8})):
-        with pytest.raises(ConfigError, match=rf"^head kind '{kind}' is not installed .*pip install -e research/$") as err:
+        with pytest.raises(ConfigError, match=rf"^head kind '{kind}' is not installed .*install -e research/$") as err:
             make()
         assert "\n" not in str(err.value)
     with pytest.raises(ConfigError, match="HeadConfig.kind must be one of"):

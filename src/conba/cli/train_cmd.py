@@ -32,8 +32,8 @@ from conba.cli.options import (
 )
 from conba.cli.paths import InputPath
 from conba.errors import ConfigError
-from conba.utils.head_kinds import RESEARCH_KINDS, head_kinds, missing_kind_message
 from conba.train.config import TUNE_MODES, TrainConfig
+from conba.utils.head_kinds import RESEARCH_KINDS, head_kinds, missing_kind_message
 
 _PATH = InputPath(dir_okay=False, path_type=Path)
 _DEFAULTS = TrainConfig()

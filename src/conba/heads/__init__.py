@@ -16,8 +16,8 @@ from conba.heads.base import Head
 from conba.heads.baselines import LinearHead, PoolingHead
 from conba.heads.config import HeadConfig, upgrade_legacy
 from conba.heads.factory import build_head, head_class, load_head, save_head
-from conba.utils.head_kinds import HEAD_KINDS, head_kinds
 from conba.heads.prefix import PrefixCodes, prefixed_states, require_no_prefix, run_prefixed
+from conba.utils.head_kinds import HEAD_KINDS, head_kinds
 
 __all__ = [
     "HEAD_KINDS",

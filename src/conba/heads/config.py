@@ -22,8 +22,8 @@ from typing import Any, ClassVar
 
 from conba.constants import HEAD_MODES, STATE_AS
 from conba.errors import ConfigError
-from conba.utils.head_kinds import check_kind
 from conba.utils.config_keys import JsonConfig
+from conba.utils.head_kinds import check_kind
 
 MODES = HEAD_MODES
 POOLINGS: tuple[str, ...] = ("mean", "cls")

@@ -7,8 +7,8 @@ from typing import ClassVar
 
 from conba.constants import HEAD_KINDS, HEAD_MODES, STATE_AS  # noqa: F401  (re-exported: the CLI's choices)
 from conba.errors import ConfigError
-from conba.utils.head_kinds import check_kind
 from conba.utils.config_keys import JsonConfig
+from conba.utils.head_kinds import check_kind
 
 TUNE_MODES = ("none", "top-k", "full")
 LOSSES = ("supcon", "simclr")
