@@ -10,6 +10,8 @@ import pytest
 import torch
 
 from conba.heads import HEAD_KINDS, Head, HeadConfig, build_head, load_head, save_head
+from conba.heads.pooling import masked_mean
+from conba.model import DEFAULT_MODEL_DIR
 
 CONFIGS = [
     dict(kind="none", dim=8),
@@ -143,3 +145,16 @@ def test_missing_and_corrupt_files_raise_clear_errors(tmp_path: Path) -> None:
     config.unlink()
     with pytest.raises(FileNotFoundError, match=f"{config}: config missing"):
         load_head(d)
+
+
+def test_default_model_head_is_the_masked_mean() -> None:
+    """The shipped default has no trained head (kind none: the masked mean of the backbone states), and
+    its saved config holds the fingerprint dict it loads with (so indexes and the shipped SDTP pruner
+    match the default model)."""
+    raw = json.loads((DEFAULT_MODEL_DIR / "head" / "head_config.json").read_text())
+    head = load_head(DEFAULT_MODEL_DIR / "head")
+    assert head.config.kind == "none" and head.config.fingerprint_dict().items() <= raw.items()
+    x = torch.randn(3, 7, 384)
+    mask = torch.tensor([[1] * 7, [1] * 3 + [0] * 4, [0, 0] + [1] * 5])
+    with torch.no_grad():
+        assert torch.equal(head(x, mask), masked_mean(x, mask))
