@@ -49,8 +49,8 @@ def head_kinds() -> tuple[str, ...]:
 
 def missing_kind_message(kind: str) -> str:
     """One line: ``kind`` is not installed, which kinds are, and how to get the research heads."""
-    return (f"head kind {kind!r} is not installed (installed: {', '.join(head_kinds())}); the research heads "
-            f"({', '.join(RESEARCH_KINDS)}) come with the research suite: {RESEARCH_INSTALL}")
+    return (f"head kind {kind!r} is not installed (the research heads {', '.join(RESEARCH_KINDS)} come with the "
+            f"research suite: {RESEARCH_INSTALL}; installed: {', '.join(head_kinds())})")
 
 
 def check_kind(kind: str) -> str:
