@@ -14,7 +14,8 @@ CODES = ["def add(a, b):\n    return a + b\n", "x", "static int add(int a, int b
 @pytest.fixture()
 def model(tiny_backbone):
     torch.manual_seed(0)
-    return ConbaModel.create(str(tiny_backbone), HeadConfig(kind="conba-scan", languages=["python", "java"]))
+    return ConbaModel.create(str(tiny_backbone),
+                             HeadConfig(kind="linear", languages=["python", "java"], code_mode="prefix"))
 
 
 def test_backbone_split_equals_forward(tiny_backbone):
