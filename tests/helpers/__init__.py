@@ -207,7 +207,8 @@ def _plug_in_research_heads() -> None:
 def plug_in_research() -> bool:
     """When ``conba_research`` is importable but its distribution is not installed (tests run with
     PYTHONPATH=src:research/src), make the commands it declares visible to conba's CLI, as installing it
-    would. Returns whether the research commands are plugged in."""
+    would; its head kinds (``conba.heads``) also when an older install lacks them. Returns whether the
+    research commands are plugged in."""
     import importlib.metadata
     import importlib.util
 
