@@ -1,4 +1,5 @@
-"""HeadConfig validation, build_head, and the save_head / load_head round trip."""
+"""HeadConfig validation, build_head, and the save_head / load_head round trip of the product's heads (the
+research suite's ConbaLayer heads: research/tests/test_heads_saved.py)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,16 @@ import pytest
 import torch
 
 from conba.heads import HEAD_KINDS, Head, HeadConfig, build_head, load_head, save_head
+from conba.heads.pooling import masked_mean
+from conba.model import DEFAULT_MODEL_DIR
 
 CONFIGS = [
     dict(kind="none", dim=8),
     dict(kind="linear", dim=8, out_dim=5, pooling="cls"),
-    dict(kind="conba", dim=8, out_dim=5),
-    dict(kind="conba", dim=8, mode="tokens", languages=["python", "java"], code_dim=3),
-    dict(kind="conba", dim=8, use_control=False, use_feedback=False),
-    dict(kind="conba-scan", dim=8, state_dim=4, dt_rank=2, languages=["go"], out_dim=6),
-    dict(kind="conba", dim=8, mode="tokens", state_a="dense", residual=False, use_feedback=False),
-    dict(kind="conba-scan", dim=8, state_dim=4, use_state=False, languages=["go", "c"], code_mode="both"),
     dict(kind="linear", dim=8, languages=["go", "c"], code_mode="prefix"),
+    dict(kind="none", dim=8, languages=["go"], code_mode="both", pooling="cls"),
+    # the ConbaLayer-only fields are kept (and ignored) by the product's heads
+    dict(kind="linear", dim=8, mode="tokens", state_dim=4, use_control=False, residual=False),
 ]
 
 
@@ -52,22 +52,22 @@ def test_round_trip_is_bit_exact(cfg: dict, dtype: torch.dtype, tmp_path: Path) 
 
 
 def test_save_overwrites_and_build_accepts_a_dict(tmp_path: Path) -> None:
-    save_head(_perturbed(CONFIGS[2]), tmp_path)
-    head = build_head(CONFIGS[3])
+    save_head(_perturbed(CONFIGS[1]), tmp_path)
+    head = build_head(CONFIGS[4])
     save_head(head, tmp_path)
     assert load_head(tmp_path).config == head.config
     assert json.loads((tmp_path / "head_config.json").read_text())["mode"] == "tokens"
 
 
 def test_config_dict_round_trip() -> None:
-    cfg = HeadConfig(kind="conba-scan", dim=16, out_dim=4, languages=["python"], dt_rank=None)
+    cfg = HeadConfig(kind="linear", dim=16, out_dim=4, languages=["python"], dt_rank=None)
     assert HeadConfig.from_dict(json.loads(json.dumps(cfg.to_dict()))) == cfg
     assert cfg.resolved_dt_rank == 1 and cfg.resolved_out_dim == 4
     assert HeadConfig(dim=384).resolved_dt_rank == 24 and HeadConfig(dim=384).resolved_out_dim == 384
     assert set(HeadConfig().to_dict()) == {"kind", "dim", "out_dim", "mode", "pooling", "state_dim",
                                            "dt_rank", "use_control", "use_feedback", "languages", "code_dim",
                                            "residual", "state_a", "use_state", "code_mode"}
-    assert HeadConfig().kind == "conba" and HeadConfig().mode == "pooled" and "none" in HEAD_KINDS
+    assert HeadConfig().kind == "linear" and HeadConfig().mode == "pooled" and HEAD_KINDS == ("linear", "none")
 
 
 def test_head_keeps_a_private_copy_of_its_config() -> None:
@@ -119,7 +119,7 @@ def test_missing_and_corrupt_files_raise_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="head directory not found: .*nowhere"):
         load_head(tmp_path / "nowhere")
     d = tmp_path / "h"
-    save_head(_perturbed(CONFIGS[2]), d)
+    save_head(_perturbed(CONFIGS[1]), d)
     weights, config = d / "head.safetensors", d / "head_config.json"
     good_weights, good_config = weights.read_bytes(), config.read_text()
 
@@ -147,26 +147,14 @@ def test_missing_and_corrupt_files_raise_clear_errors(tmp_path: Path) -> None:
         load_head(d)
 
 
-OLD_KEYS = {"kind", "dim", "out_dim", "mode", "pooling", "state_dim", "dt_rank", "use_control", "use_feedback",
-            "languages", "code_dim"}
-
-
-@pytest.mark.parametrize("use_feedback", [True, False])
-def test_configs_saved_before_the_new_keys_load_with_their_old_meaning(use_feedback: bool, tmp_path: Path) -> None:
-    """A head saved before residual / state_a / use_state / code_mode existed: no residual, a dense A,
-    and use_feedback=False meaning the whole state path was removed."""
-    legacy = HeadConfig(kind="conba", dim=8, mode="tokens", residual=False, state_a="dense",
-                        use_feedback=use_feedback, use_state=use_feedback, languages=["go"])
-    head = _perturbed(legacy.to_dict())
-    save_head(head, tmp_path)
-    old = {k: v for k, v in legacy.to_dict().items() if k in OLD_KEYS}
-    (tmp_path / "head_config.json").write_text(json.dumps(old), encoding="utf-8")
-    loaded = load_head(tmp_path)
-    assert loaded.config == legacy
-    assert ("A.weight" in loaded.state_dict()) == use_feedback
-    x, mask = torch.randn(2, 5, 8), torch.tensor([[1] * 5, [1, 1, 0, 0, 0]])
+def test_default_model_head_is_the_masked_mean() -> None:
+    """The shipped default has no trained head (kind none: the masked mean of the backbone states), and
+    its saved config holds the fingerprint dict it loads with (so indexes and the shipped SDTP pruner
+    match the default model)."""
+    raw = json.loads((DEFAULT_MODEL_DIR / "head" / "head_config.json").read_text())
+    head = load_head(DEFAULT_MODEL_DIR / "head")
+    assert head.config.kind == "none" and head.config.fingerprint_dict().items() <= raw.items()
+    x = torch.randn(3, 7, 384)
+    mask = torch.tensor([[1] * 7, [1] * 3 + [0] * 4, [0, 0] + [1] * 5])
     with torch.no_grad():
-        assert torch.equal(loaded(x, mask, torch.tensor([1, 0])), head(x, mask, torch.tensor([1, 0])))
-    # the fingerprint dict of a legacy config is what its to_dict() was before the new keys
-    assert loaded.config.fingerprint_dict() == old
-    assert set(HeadConfig(kind="conba").fingerprint_dict()) == OLD_KEYS | {"residual", "state_a"}
+        assert torch.equal(head(x, mask), masked_mean(x, mask))

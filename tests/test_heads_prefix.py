@@ -41,7 +41,7 @@ def test_insert_and_remove_around_the_first_real_token() -> None:
 
 def test_prefix_codes_condition_the_whole_backbone(prefix_model: ConbaModel) -> None:
     head = prefix_model.head
-    assert head.prefix is not None and head.config.uses_prefix_codes and not head.config.uses_control_codes
+    assert head.prefix is not None and head.config.uses_prefix_codes and head.depends_on_language
     same = [CODES[0]] * 2
     py_java = prefix_model.encode(same, languages=["python", "java"])
     assert not np.allclose(py_java[0], py_java[1], atol=1e-4)  # the same code in two languages differs
@@ -82,13 +82,3 @@ def test_onnx_and_sdtp_refuse_prefix_models(prefix_model: ConbaModel) -> None:
         assert prefix_model.encode(CODES).shape == (3, 32)
     finally:
         prefix_model.pruner, prefix_model.use_pruning = None, True
-
-
-@pytest.mark.parametrize("kind, mode", [("conba", "both"), ("conba-scan", "prefix")])
-def test_prefix_with_conba_heads_and_both_modes(tiny_backbone, kind: str, mode: str) -> None:
-    torch.manual_seed(1)
-    model = ConbaModel.create(str(tiny_backbone), HeadConfig(kind=kind, languages=LANGS, code_mode=mode,
-                                                              state_dim=4), max_length=64)
-    assert model.head.prefix is not None and (model.head.codes is not None) == (mode == "both")
-    out = model.encode(CODES, languages=["python", "java", "rust"])
-    assert out.shape == (3, 32) and np.isfinite(out).all()

@@ -17,7 +17,7 @@ CODES = ["def add(a, b):\n    return a + b\n" * 3, "x = 1", "static int add(int 
 def model(tiny_backbone, tmp_path, monkeypatch):
     monkeypatch.setenv("CONBA_CACHE", str(tmp_path / "cache"))
     torch.manual_seed(0)
-    return ConbaModel.create(str(tiny_backbone), HeadConfig(kind="conba", languages=["python", "java"]))
+    return ConbaModel.create(str(tiny_backbone), HeadConfig(kind="linear", languages=["python", "java"]))
 
 
 @pytest.mark.slow

@@ -28,7 +28,7 @@ def deep_backbone(tmp_path_factory):
 @pytest.fixture()
 def model(deep_backbone):
     torch.manual_seed(0)
-    return ConbaModel.create(str(deep_backbone), HeadConfig(kind="conba", languages=["python", "java"]))
+    return ConbaModel.create(str(deep_backbone), HeadConfig(kind="linear", languages=["python", "java"]))
 
 
 def _pruner(ratio=0.5, layers=(1, 3)):

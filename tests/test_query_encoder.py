@@ -67,7 +67,7 @@ def test_models_it_cannot_run_are_refused_with_the_reason(tiny_model, tmp_path):
 
     assert exportable(load_model(tiny_model)) is None
     coded = ConbaModel.create(str(load_model(tiny_model).backbone.config.name_or_path), max_length=64,
-                              head=HeadConfig(kind="conba", languages=["python", "java"]))
+                              head=HeadConfig(languages=["python", "java"], code_mode="prefix"))
     assert "language" in exportable(coded)
     with pytest.raises(NotExportable, match="control codes"):
         export_query_encoder(coded, tmp_path / "qe")

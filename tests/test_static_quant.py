@@ -18,7 +18,7 @@ CODES = ["def add(a, b):\n    return a + b\n" * 3, "x = 1", "static int add(int 
 @pytest.fixture()
 def model(tiny_backbone):
     torch.manual_seed(0)
-    return ConbaModel.create(str(tiny_backbone), HeadConfig(kind="conba", languages=["python", "java"]))
+    return ConbaModel.create(str(tiny_backbone), HeadConfig(kind="linear", languages=["python", "java"]))
 
 
 def float_weight_matmuls(path) -> list[str]:

@@ -65,17 +65,3 @@ def test_training_with_prefix_codes(tiny_backbone, tiny_data, tmp_path) -> None:
                                                                                           "python"]
     out = loaded.encode(["def f(): pass"] * 2, languages=["python", "java"])
     assert np.isfinite(out).all() and not np.allclose(out[0], out[1], atol=1e-5)
-
-
-@pytest.mark.slow
-def test_training_a_token_head_with_the_new_switches(tiny_backbone, tiny_data, tmp_path) -> None:
-    train, _ = tiny_data
-    cfg = TrainConfig(train=[str(train)], out=str(tmp_path / "out"), backbone=str(tiny_backbone), head="conba",
-                      head_mode="tokens", use_feedback=False, groups_per_batch=2, per_group=3, epochs=1,
-                      cache_dir=str(tmp_path / "cache"), device="cpu", control_codes="both")
-    Trainer(cfg, progress=False, log=lambda m: None, plot_history=False).fit()
-    loaded = load_model(tmp_path / "out")
-    hc = loaded.head.config
-    assert hc.use_state and not hc.use_feedback and hc.residual and hc.code_mode == "both"
-    assert hc.state_a == "diag" and loaded.head.A_log is not None
-    assert loaded.head.feedback_weight is None and loaded.head.prefix is not None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 # read-outs of a backbone's token states (conba.encoder.readout; --pooling of a bare model)
 POOLINGS: tuple[str, ...] = ("mean", "cls", "max", "lasttoken", "weightedmean", "mean_sqrt_len_tokens")
-HEAD_KINDS: tuple[str, ...] = ("conba", "conba-scan", "linear", "none")  # conba.heads (the --head of training)
+HEAD_KINDS: tuple[str, ...] = ("linear", "none")  # the product's heads; plug-ins add more (conba.utils.head_kinds)
 HEAD_MODES: tuple[str, ...] = ("pooled", "tokens")  # a ConbaLayer head on a pooled vector or over the tokens
 STATE_AS: tuple[str, ...] = ("diag", "dense")  # A of a ConbaLayer over tokens: parallel scan or a d x d loop
 ENGINES: tuple[str, ...] = ("torch", "onnx", "onnx-fp32")  # inference engines (conba.engine)

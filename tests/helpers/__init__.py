@@ -178,26 +178,37 @@ def write_clustered_chunks(folder: str | Path, per_chunk: int, chunks: int = 2, 
 RESEARCH = Path(__file__).resolve().parents[2] / "research"
 
 
-def research_entry_points() -> list:
-    """The ``conba.commands`` entry points research/pyproject.toml declares (what ``pip install -e research/``
-    installs), as :class:`importlib.metadata.EntryPoint` objects."""
+def research_entry_points(group: str = "conba.commands") -> list:
+    """The entry points of ``group`` (``conba.commands``, ``conba.heads``) research/pyproject.toml declares
+    (what ``pip install -e research/`` installs), as :class:`importlib.metadata.EntryPoint` objects."""
     import importlib.metadata
-
-    from conba.cli.plugins import ENTRY_POINT_GROUP
 
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10: run the research tests with the distribution installed
         return []
     declared = tomllib.loads((RESEARCH / "pyproject.toml").read_text(encoding="utf-8"))
-    return [importlib.metadata.EntryPoint(name, value, ENTRY_POINT_GROUP)
-            for name, value in declared["project"]["entry-points"][ENTRY_POINT_GROUP].items()]
+    return [importlib.metadata.EntryPoint(name, value, group)
+            for name, value in declared["project"]["entry-points"][group].items()]
+
+
+def _plug_in_research_heads() -> None:
+    """The head kinds research/pyproject.toml declares that the installed metadata lacks (an install made
+    before the suite declared them, or none): visible to ``conba.utils.head_kinds`` as installing it would."""
+    import conba.utils.head_kinds as head_kinds
+
+    installed = head_kinds.entry_points()
+    names = {point.name for point in installed}
+    missing = tuple(p for p in research_entry_points(head_kinds.ENTRY_POINT_GROUP) if p.name not in names)
+    if missing:
+        head_kinds.entry_points = lambda: (*installed, *missing)  # type: ignore[assignment]
 
 
 def plug_in_research() -> bool:
     """When ``conba_research`` is importable but its distribution is not installed (tests run with
     PYTHONPATH=src:research/src), make the commands it declares visible to conba's CLI, as installing it
-    would. Returns whether the research commands are plugged in."""
+    would; its head kinds (``conba.heads``) also when an older install lacks them. Returns whether the
+    research commands are plugged in."""
     import importlib.metadata
     import importlib.util
 
@@ -205,13 +216,14 @@ def plug_in_research() -> bool:
 
     if importlib.util.find_spec("conba_research") is None:
         return False
+    _plug_in_research_heads()
     try:
         importlib.metadata.distribution("conba-research")
         return True
     except importlib.metadata.PackageNotFoundError:
         pass
     installed = plugins.entry_points
-    declared = research_entry_points()
+    declared = research_entry_points(plugins.ENTRY_POINT_GROUP)
     plugins.entry_points = lambda: [*installed(), *declared]
     return True
 

@@ -10,7 +10,7 @@ from conba.cli.plugins import load_command, plugin_commands
 
 # name -> (module, attribute, short help). Add a subcommand by adding a line here.
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "train": ("conba.cli.train_cmd", "train", "Train a ConbaLayer head (and optionally the backbone)."),
+    "train": ("conba.cli.train_cmd", "train", "Train a head (and optionally the backbone) on grouped pairs."),
     "eval": ("conba.cli.eval_cmd", "eval_cmd", "Evaluate cross-language retrieval and clone detection."),
     "eval-repo": ("conba.cli.eval_repo_cmd", "eval_repo", "Evaluate on real repositories: file retrieval, clones."),
     "encode": ("conba.cli.encode_cmd", "encode", "Embed code snippets; writes JSONL vectors."),

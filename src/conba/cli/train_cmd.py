@@ -32,7 +32,8 @@ from conba.cli.options import (
 )
 from conba.cli.paths import InputPath
 from conba.errors import ConfigError
-from conba.train.config import HEADS, TUNE_MODES, TrainConfig
+from conba.train.config import TUNE_MODES, TrainConfig
+from conba.utils.head_kinds import RESEARCH_KINDS, head_kinds, missing_kind_message
 
 _PATH = InputPath(dir_okay=False, path_type=Path)
 _DEFAULTS = TrainConfig()
@@ -47,6 +48,19 @@ MOVED = {**to_config_file(CONFIG_KEYS, "training configuration", "train", "docs/
 for _flag, _old, _new in (("--monolingual-mixed", '"monolingual_mixed": ...', '"monolingual_apart": false'),
                           ("--no-amp", '"amp": ...', '"amp": false')):
     MOVED[_flag] = MOVED[_flag].replace(_old, _new)
+
+
+class HeadKind(click.Choice):
+    """``--head``: the head kinds installed here (conba.utils.head_kinds); a research kind without the research
+    suite fails with the one-line pointer to it."""
+
+    def __init__(self) -> None:
+        super().__init__(list(head_kinds()))
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value in RESEARCH_KINDS and value not in self.choices:
+            self.fail(missing_kind_message(value), param, ctx)
+        return super().convert(value, param, ctx)
 
 
 def _opt(name: str, *decls: str, **kwargs):
@@ -73,8 +87,8 @@ def train_options(f: Callable) -> Callable:
              help="Let the backbone run code from its folder or hub repository (never the default; recorded in "
                   "the saved model, which then needs it again)."),
         view_option,
-        _opt("head", choices=HEADS, help="Head over the backbone's states: linear or none (pooling only) for a "
-                                         "user's model; conba / conba-scan are the research heads."),
+        _opt("head", type=HeadKind(), help="Head over the backbone's states: linear, or none (pooling only); "
+                                           "conba / conba-scan are the research suite's heads."),
         _opt("tune", choices=TUNE_MODES, help="Backbone tuning: frozen+cached, top k layers, or all layers."),
         _opt("top_k", help="Layers trained with --tune top-k."),
         _opt("epochs", "-e", "--epochs"),

@@ -45,7 +45,7 @@ def exportable(model: Any) -> str | None:
     if getattr(model, "pruner", None) is not None and model.use_pruning:
         return "it prunes tokens (SDTP)"
     head = model.head
-    if head.prefix is not None or head.config.uses_control_codes:
+    if head.depends_on_language:
         return "its vectors depend on the query's language (control codes)"
     readout = model.backbone.readout
     if readout is not None and readout.config.prompts:

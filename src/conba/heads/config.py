@@ -6,6 +6,11 @@ Glossary (dimension letters used across ``conba.heads``, as in mamba-minimal):
     d: model width (backbone hidden size, ``HeadConfig.dim``)
     n: SSM state size (``HeadConfig.state_dim``, conba-scan only)
     c: control-code width (``HeadConfig.code_dim``)
+
+The fields past ``pooling`` (but ``languages`` and ``code_mode``) shape the research suite's ConbaLayer
+heads (kinds "conba", "conba-scan", plugged in through ``conba.utils.head_kinds``); they stay in every saved
+config (and its fingerprint) whatever the kind, so configs and fingerprints of saved models do not change,
+and the product's heads ignore them.
 """
 
 from __future__ import annotations
@@ -15,9 +20,10 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
-from conba.constants import HEAD_KINDS, HEAD_MODES, STATE_AS
+from conba.constants import HEAD_MODES, STATE_AS
 from conba.errors import ConfigError
 from conba.utils.config_keys import JsonConfig
+from conba.utils.head_kinds import check_kind
 
 MODES = HEAD_MODES
 POOLINGS: tuple[str, ...] = ("mean", "cls")
@@ -36,11 +42,13 @@ def _is_int(v: Any) -> bool:
 class HeadConfig(JsonConfig):
     """Which head to build and its sizes.
 
-    ``mode`` only matters for kind "conba". ``pooling`` picks how pooled heads (none, linear,
-    conba/pooled) reduce the token states, and the residual of the ConbaLayer heads; token heads
-    (conba/tokens, conba-scan) always take the masked mean of their per-token outputs.
+    ``kind``: "linear" (pooling + Linear, the default), "none" (pooling only), or a kind an installed
+    distribution plugs in (``conba.utils.head_kinds``: the research suite's "conba", "conba-scan").
+    ``pooling`` picks how pooled heads reduce the token states (and the ConbaLayer heads' residual).
 
-    ConbaLayer heads (conba, conba-scan):
+    The research suite's ConbaLayer heads (conba, conba-scan; the product's heads ignore these fields):
+      * ``mode`` (kind "conba"): one step on the pooled vector, or a recurrence over the tokens; token
+        heads (conba/tokens, conba-scan) take the masked mean of their per-token outputs.
       * ``residual``: embedding = pool(x) + fc2(...) with fc2 zero-initialised, so a fresh head
         returns the pooled backbone vector (as the identity-initialised linear head does).
       * ``use_state``: the state (A, B; conba-scan: the S6 SSM). False: no state, feedback term 0.
@@ -48,14 +56,14 @@ class HeadConfig(JsonConfig):
       * ``use_control``: the learnable ``control_weight`` (and the offset control codes).
       * ``state_a`` (conba over tokens): "diag" (A = diag(exp(-exp(A_log))), parallel scan) or
         "dense" (a full d × d A, sequential loop).
-    Control codes are on when ``languages`` is non-empty: ``code_mode`` "offset" adds W · code(lang)
-    to control_weight (conba kinds with ``use_control`` only), "prefix" inserts a learned code
-    vector after the CLS token at the backbone's embedding layer (every kind), "both" does both.
+    Control codes are on when ``languages`` is non-empty: ``code_mode`` "prefix" inserts a learned code
+    vector after the CLS token at the backbone's embedding layer (every kind), "offset" adds W · code(lang)
+    to control_weight (ConbaLayer kinds with ``use_control`` only), "both" does both.
     """
 
     config_name: ClassVar[str] = "head config"
 
-    kind: str = "conba"
+    kind: str = "linear"
     dim: int = 384
     out_dim: int | None = None
     mode: str = "pooled"
@@ -86,12 +94,6 @@ class HeadConfig(JsonConfig):
         return math.ceil(self.dim / 16) if self.dt_rank is None else self.dt_rank
 
     @property
-    def uses_control_codes(self) -> bool:
-        """Offset control codes (W · code(lang) added to control_weight) are built."""
-        return (bool(self.languages) and self.use_control and self.kind in ("conba", "conba-scan")
-                and self.code_mode in ("offset", "both"))
-
-    @property
     def uses_prefix_codes(self) -> bool:
         """A learned code vector per language is inserted after CLS at the backbone's embedding layer."""
         return bool(self.languages) and self.code_mode in ("prefix", "both")
@@ -99,8 +101,7 @@ class HeadConfig(JsonConfig):
     # ------------------------------------------------------------------ checks
     def validate(self) -> None:
         """Raise ValueError (one line, naming the field) for any bad value."""
-        if self.kind not in HEAD_KINDS:
-            raise ConfigError(f"HeadConfig.kind must be one of {list(HEAD_KINDS)}, got {self.kind!r}")
+        check_kind(self.kind)
         for name in ("dim", "state_dim", "code_dim"):
             v = getattr(self, name)
             if not _is_int(v) or v < 1:

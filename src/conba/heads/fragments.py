@@ -9,12 +9,12 @@ Glossary:
 The backbone encodes each fragment once (``conba_research.fragment_encode.encode_fragments``); a fragment
 head reads x (b, f, d) with a mask (b, f) and returns (b, d). Readers (``FragmentConfig.reader``):
 
-* ``conba``: the seed ConbaLayer as a recurrence over f (:class:`conba.heads.seed_layer.ConbaLayer`,
+* ``conba``: the seed ConbaLayer as a recurrence over f (:class:`conba_research.heads.seed_layer.ConbaLayer`,
   mode "tokens", diagonal A):  state_t = A · state_{t-1} + B · x_t,
   out_t = C · (swish(selective_fc(x_t)) ⊙ x_t ⊙ control_weight + state_t ⊙ feedback_weight),
   y = mean_t x_t + fc2(mean_t out_t) with fc2 zero at init. ``use_control`` / ``use_feedback`` /
   ``use_state`` are the ablations (no control_weight, no feedback_weight, no state).
-* ``conba-scan``: the S6 selective scan over f (:class:`conba.heads.selective_scan.ConbaScan`).
+* ``conba-scan``: the S6 selective scan over f (:class:`conba_research.heads.selective_scan.ConbaScan`).
 * ``mean``: the mean of the fragments weighted by their content tokens (``weight``; uniform without),
   what ``encode(max_chunks=f)`` returns; ``max``: the element-wise max; ``first``: the first fragment.
 * ``linear``: ``mean`` followed by a trained d × d map (identity at init).
@@ -39,9 +39,8 @@ from torch import nn
 
 from conba.errors import ConfigError
 from conba.heads.config import HeadConfig
+from conba.heads.factory import build_head
 from conba.heads.pooling import first_token
-from conba.heads.seed_layer import ConbaLayer
-from conba.heads.selective_scan import ConbaScan
 from conba.utils.config_keys import JsonConfig
 from conba.utils.saved import load_built, save_module
 
@@ -116,10 +115,8 @@ class FragmentHead(nn.Module):
         self.inner: nn.Module | None = None
         self.linear: nn.Linear | None = None
         self.query: nn.Parameter | None = None
-        if config.reader == "conba":
-            self.inner = ConbaLayer(config.head_config())
-        elif config.reader == "conba-scan":
-            self.inner = ConbaScan(config.head_config())
+        if config.reader in ("conba", "conba-scan"):  # the research suite's heads (conba.utils.head_kinds)
+            self.inner = build_head(config.head_config())
         elif config.reader == "linear":
             self.linear = nn.Linear(d, d)
             with torch.no_grad():

@@ -8,11 +8,12 @@ from typing import ClassVar
 from conba.constants import HEAD_KINDS, HEAD_MODES, STATE_AS  # noqa: F401  (re-exported: the CLI's choices)
 from conba.errors import ConfigError
 from conba.utils.config_keys import JsonConfig
+from conba.utils.head_kinds import check_kind
 
 TUNE_MODES = ("none", "top-k", "full")
 LOSSES = ("supcon", "simclr")
 CONTROL_CODES = ("none", "offset", "prefix", "both")
-HEADS = HEAD_KINDS
+HEADS = HEAD_KINDS  # the product's; --head also takes the installed plug-ins' (conba.utils.head_kinds)
 SAVE_DTYPES = ("float32", "float16")
 LR_SCHEDULES = ("constant", "linear")  # conba.train.loop.scheduled_lr
 
@@ -28,8 +29,8 @@ class TrainConfig(JsonConfig):
     split_identifiers: bool = False
     pooling: str = ""              # "": the backbone's own read-out; else that pooling (conba.encoder.readout)
     trust_remote_code: bool = False  # let the backbone run code from its folder (recorded with the model)
-    head: str = "conba"            # conba | conba-scan | linear | none
-    head_mode: str = "pooled"      # conba: pooled | tokens
+    head: str = "linear"           # linear | none | a plugged-in kind (the research suite: conba | conba-scan)
+    head_mode: str = "pooled"      # conba: pooled | tokens (this key and the next six: the ConbaLayer heads)
     state_dim: int = 16
     use_control: bool = True
     use_feedback: bool = True      # feedback_weight (False: the state is added unweighted)
@@ -78,6 +79,7 @@ class TrainConfig(JsonConfig):
             raise ValueError(f"control_codes must be one of {CONTROL_CODES}, got {self.control_codes!r}")
         if self.state_a not in STATE_AS:
             raise ValueError(f"state_a must be one of {STATE_AS}, got {self.state_a!r}")
+        check_kind(self.head)  # a research head without the research suite: one line naming what to install
         if not self.train:
             raise ConfigError("no training data given")
         if self.tune not in TUNE_MODES:

@@ -8,7 +8,8 @@ import math
 import pytest
 import torch
 
-from conba.heads import ConbaLayer, HeadConfig, build_head
+from conba.heads import HeadConfig, build_head
+from conba_research.heads import ConbaLayer
 
 S1 = 1.0 / (1.0 + math.exp(-1.0))  # swish(1) = 1 · sigmoid(1)
 S2 = -1.0 / (1.0 + math.exp(1.0))  # swish(-1) = -1 · sigmoid(-1)

@@ -1,17 +1,15 @@
-"""Identity start: at step 0 every head returns the untuned model's vector (the mean-pooled backbone), and
-the shipped default model's head (none: the masked mean) loads as saved."""
+"""Identity start: at step 0 every head (the research suite's ConbaLayer heads and the product's linear one)
+returns the untuned model's vector (the mean-pooled backbone)."""
 
 from __future__ import annotations
-
-import json
 
 import numpy as np
 import pytest
 import torch
 
-from conba.heads import HeadConfig, build_head, load_head
+from conba.heads import HeadConfig, build_head
 from conba.heads.pooling import masked_mean
-from conba.model import DEFAULT_MODEL_DIR, ConbaModel
+from conba.model import ConbaModel
 
 CODES = ["def add(a, b):\n    return a + b\n", "x", "static int add(int a, int b) { return a + b; }",
          "function biggest(xs) {\n  return Math.max(...xs);\n}\n" * 3]
@@ -67,16 +65,3 @@ def test_residual_skip_for_another_output_width() -> None:
     with torch.no_grad():
         torch.testing.assert_close(head(x, mask), head.skip(masked_mean(x, mask)))
     assert head.skip.weight.shape == (5, 8)
-
-
-def test_default_model_head_is_the_masked_mean() -> None:
-    """The shipped default has no trained head (kind none: the masked mean of the backbone states), and
-    its saved config holds the fingerprint dict it loads with (so indexes and the shipped SDTP pruner
-    match the default model)."""
-    raw = json.loads((DEFAULT_MODEL_DIR / "head" / "head_config.json").read_text())
-    head = load_head(DEFAULT_MODEL_DIR / "head")
-    assert head.config.kind == "none" and head.config.fingerprint_dict().items() <= raw.items()
-    x = torch.randn(3, 7, 384)
-    mask = torch.tensor([[1] * 7, [1] * 3 + [0] * 4, [0, 0] + [1] * 5])
-    with torch.no_grad():
-        assert torch.equal(head(x, mask), masked_mean(x, mask))

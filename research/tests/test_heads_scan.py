@@ -8,16 +8,15 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conba.heads import (
-    HeadConfig,
-    build_head,
+from conba.heads import HeadConfig, build_head
+from conba_research.heads import (
     linear_scan,
     linear_scan_reference,
     selective_scan,
     selective_scan_reference,
 )
-from conba.heads.scan import doubling_scan
-from conba.heads.selective_scan import DT_MAX, DT_MIN
+from conba_research.heads.scan import doubling_scan
+from conba_research.heads.selective_scan import DT_MAX, DT_MIN
 
 
 def _random_scan_inputs(b: int, l: int, d: int, n: int, seed: int, masked: bool, fast: float = 1.0):

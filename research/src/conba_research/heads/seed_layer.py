@@ -25,7 +25,7 @@ Switches: ``use_control=False`` drops control_weight (and the offset codes): adj
 
 A over tokens (``state_a``):
   * "diag" (default): A = diag(exp(-exp(A_log))), one decay per channel in (0, 1). The recurrence is a
-    parallel scan (``conba.heads.scan.linear_scan``, no Python loop over time). The decay rates -log a
+    parallel scan (``conba_research.heads.scan.linear_scan``, no Python loop over time). The decay rates -log a
     start log-spaced over [1/512, 1/2] (half-lives of about 1.4 to 355 tokens), so some channels
     remember the whole snippet; B's rows start scaled by (1 - a), which makes each state channel an
     exponential moving average of (B₀ · x) and keeps every channel's scale equal, slow or fast.
@@ -43,10 +43,10 @@ import math
 import torch
 from torch import nn
 
-from conba.heads.base import Head
 from conba.heads.config import HeadConfig
 from conba.heads.pooling import as_mask, masked_mean, pool
-from conba.heads.scan import linear_scan
+from conba_research.heads.gate import GatedHead
+from conba_research.heads.scan import linear_scan
 
 A_INIT_SCALE = 0.5  # dense A = 0.5 · I
 A_RATE_MIN, A_RATE_MAX = 1.0 / 512, 0.5  # diag A: decay rates -log a, log-spaced over the d channels
@@ -57,7 +57,7 @@ def diag_rates(d: int) -> torch.Tensor:
     return torch.logspace(math.log10(A_RATE_MIN), math.log10(A_RATE_MAX), d)
 
 
-class ConbaLayer(Head):
+class ConbaLayer(GatedHead):
     """kind="conba": the seed ConbaLayer, pooled (one step) or over token states (recurrence)."""
 
     def __init__(self, config: HeadConfig) -> None:

@@ -1,4 +1,4 @@
-"""Language control codes (the CTRL idea) added to the ConbaLayer control weight.
+"""Offset language control codes (the CTRL idea) added to the ConbaLayer control weight.
 
 Glossary:
     b: batch size
@@ -11,25 +11,13 @@ Code 0 is the shared code (unknown language, or no language given); the language
     control_weight + W · code(lang)          shape (b, d)
 
 with ``W`` initialised to zero, so at init a head with codes computes exactly what the same head
-without codes computes.
+without codes computes. The ids come from ``conba.heads.base.language_ids`` (also the prefix codes').
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import torch
 from torch import nn
-
-
-def language_index(languages: Sequence[str]) -> dict[str, int]:
-    """Map lower-cased language names to control-code ids 1..len(languages)."""
-    return {lang.strip().lower(): i + 1 for i, lang in enumerate(languages)}
-
-
-def language_ids(names: Sequence[str | None], index: dict[str, int]) -> torch.Tensor:
-    """Control-code ids (LongTensor (b,)) for language names; unknown names or None -> 0."""
-    return torch.tensor([index.get((name or "").strip().lower(), 0) for name in names], dtype=torch.long)
 
 
 class ControlCodes(nn.Module):

@@ -29,7 +29,7 @@ with dt log-uniform in [DT_MIN, DT_MAX] = [0.001, 0.1] (floored at 1e-4), so Δ 
 slowest state (A = -1) keeps a token's contribution for about 1/Δ ≈ 10 to 1000 tokens. (The default
 nn.Linear bias put Δ near softplus(0) ≈ 0.7, and with A_n = -n the state forgot within a token or two.)
 
-The recurrence h_t is computed by ``conba.heads.scan.linear_scan`` on log ΔA = Δ ⊙ A (a chunked
+The recurrence h_t is computed by ``conba_research.heads.scan.linear_scan`` on log ΔA = Δ ⊙ A (a chunked
 log-space scan, no Python loop over l); ``selective_scan_reference`` is the sequential loop.
 """
 
@@ -41,10 +41,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from conba.heads.base import Head
 from conba.heads.config import HeadConfig
 from conba.heads.pooling import as_mask, masked_mean
-from conba.heads.scan import linear_scan, linear_scan_reference
+from conba_research.heads.gate import GatedHead
+from conba_research.heads.scan import linear_scan, linear_scan_reference
 
 DT_MIN, DT_MAX, DT_FLOOR = 0.001, 0.1, 1e-4
 
@@ -81,7 +81,7 @@ def mamba_dt_bias(d: int, dt_min: float = DT_MIN, dt_max: float = DT_MAX, floor:
     return dt + torch.log(-torch.expm1(-dt))  # inverse of softplus
 
 
-class ConbaScan(Head):
+class ConbaScan(GatedHead):
     """kind="conba-scan": S6 selective SSM over token states + ConbaLayer control/feedback gate."""
 
     def __init__(self, config: HeadConfig) -> None:
