@@ -137,7 +137,7 @@ def test_corpus_from_folders_and_jsonl(tmp_path, backbone):
     tok, _ = load_hf(str(backbone))
     wins = windows(texts, tok, max_length=16)
     assert all(len(w) <= 16 and w[0] == tok.cls_token_id and w[-1] == tok.sep_token_id for w in wins)
-    assert len(windows(texts, tok, max_length=16, max_chunks=1)) < len(wins)
+    assert len(windows(texts, tok, max_length=16, max_windows=1)) < len(wins)
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "x"}\n')
     with pytest.raises(ValueError, match="'code'"):

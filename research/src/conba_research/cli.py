@@ -390,7 +390,7 @@ from conba_research.tool_commands import add_tools  # noqa: E402  (the research 
 
 add_tools(experiment)
 
-import conba_research.cli_fragments  # noqa: E402,F401  (registers `conba experiment fragments`)
+import conba_research.cli_windows  # noqa: E402,F401  (registers `conba experiment fragments`)
 from conba_research.train_cmd import train  # noqa: E402  (conba train with the research knobs)
 
 experiment.add_command(train)

@@ -87,7 +87,7 @@ def main() -> None:
             for variant in ("clean", "header"):
                 codes = [r.code if variant == "clean" else with_header(r.code, r.language) for r in recs]
                 t0 = time.time()
-                emb = model.encode(codes, languages=langs, view=view, max_chunks=args.max_chunks)
+                emb = model.encode(codes, languages=langs, view=view, max_windows=args.max_windows)
                 sim = embedding_similarity(emb)
                 if weight:  # the lexical vectors read the text as given (header included), idf of the set
                     lex = LexicalVectorizer().vectors(codes)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from conba.engine import tokenize_ids
-from conba.engine.chunks import Chunked, chunk_ids, pool_chunks, special_template, window_starts
+from conba.engine.windows import Windowed, pool_windows, special_template, window_ids, window_starts
 from conba.model import ConbaModel, ModelError, load_model
 
 LONG = "def f(a, b):\n" + "    a = a + b * 2 - 1\n" * 60 + "    return a\n"  # far over 64 tokens
@@ -31,51 +31,51 @@ def test_window_starts_bad_width():
 def test_one_chunk_is_truncation(tiny_model):
     m = load_model(tiny_model)
     codes = [LONG, "def add(a, b): return a + b", ""]
-    assert chunk_ids(m.backbone, codes, 1).ids == tokenize_ids(m.backbone, codes)
-    assert np.allclose(m.encode(codes, max_chunks=1), m.encode(codes), atol=1e-6)  # model default: 1
+    assert window_ids(m.backbone, codes, 1).ids == tokenize_ids(m.backbone, codes)
+    assert np.allclose(m.encode(codes, max_windows=1), m.encode(codes), atol=1e-6)  # model default: 1
 
 
 def test_long_snippet_gets_several_windows(tiny_model):
     m = load_model(tiny_model)
     prefix, suffix = special_template(m.backbone.tokenizer)
-    chunks = chunk_ids(m.backbone, [LONG, "x = 1"], 8)
+    chunks = window_ids(m.backbone, [LONG, "x = 1"], 8)
     assert chunks.owner.count(0) > 1 and chunks.owner.count(1) == 1
     assert all(len(ids) <= m.backbone.max_length for ids in chunks.ids)
     assert all(ids[:len(prefix)] == prefix and ids[len(ids) - len(suffix):] == suffix for ids in chunks.ids)
-    short = m.encode(["x = 1"], max_chunks=8)
-    assert np.allclose(short, m.encode(["x = 1"], max_chunks=1), atol=1e-6)  # short input: unchanged
-    assert not np.allclose(m.encode([LONG], max_chunks=8), m.encode([LONG], max_chunks=1), atol=1e-3)
+    short = m.encode(["x = 1"], max_windows=8)
+    assert np.allclose(short, m.encode(["x = 1"], max_windows=1), atol=1e-6)  # short input: unchanged
+    assert not np.allclose(m.encode([LONG], max_windows=8), m.encode([LONG], max_windows=1), atol=1e-3)
 
 
 def test_tail_change_is_seen_only_with_chunks(tiny_model):
     m = load_model(tiny_model)
     other = LONG.replace("return a\n", "return sum(range(b)) * max(a, b) - min(a, b)\n")
-    trunc = m.encode([LONG, other], max_chunks=1)
-    chunked = m.encode([LONG, other], max_chunks=8)
+    trunc = m.encode([LONG, other], max_windows=1)
+    chunked = m.encode([LONG, other], max_windows=8)
     assert np.allclose(trunc[0], trunc[1], atol=1e-6)  # the tail is cut off
     assert not np.allclose(chunked[0], chunked[1], atol=1e-4)
 
 
 def test_pool_chunks_weighted_mean():
     emb = torch.tensor([[1.0, 0.0], [0.0, 1.0], [2.0, 2.0]])
-    pooled = pool_chunks(emb, Chunked([[1], [2], [3]], [0, 0, 1], [3, 1, 5]), 2)
+    pooled = pool_windows(emb, Windowed([[1], [2], [3]], [0, 0, 1], [3, 1, 5]), 2)
     assert torch.allclose(pooled, torch.tensor([[0.75, 0.25], [2.0, 2.0]]))
 
 
 def test_max_chunks_saved_and_fingerprinted(tiny_model, tmp_path):
     m = load_model(tiny_model)
     base = m.embedding_fingerprint()
-    m.max_chunks = 4
+    m.max_windows = 4
     assert m.embedding_fingerprint() != base  # an index built with truncation refuses chunked vectors
     back = ConbaModel.load(m.save(tmp_path / "m"))
-    assert back.max_chunks == 4
+    assert back.max_windows == 4
     assert np.array_equal(back.encode([LONG]), m.encode([LONG]))
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, "8"])
 def test_bad_max_chunks(tiny_model, bad):
-    with pytest.raises(ValueError, match="max_chunks"):
-        load_model(tiny_model).encode(["x"], max_chunks=bad)
+    with pytest.raises(ValueError, match="max_windows"):
+        load_model(tiny_model).encode(["x"], max_windows=bad)
 
 
 def test_bad_max_chunks_in_config(tiny_model, tmp_path):
@@ -85,5 +85,5 @@ def test_bad_max_chunks_in_config(tiny_model, tmp_path):
     cfg = json.loads((folder / "conba_config.json").read_text())
     cfg["max_chunks"] = 0
     (folder / "conba_config.json").write_text(json.dumps(cfg))
-    with pytest.raises(ModelError, match="max_chunks"):
+    with pytest.raises(ModelError, match="max_windows"):
         ConbaModel.load(folder)

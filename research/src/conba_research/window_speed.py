@@ -1,6 +1,6 @@
-"""Encode throughput of a model with truncation (``max_chunks`` 1) against its windows' read-out.
+"""Encode throughput of a model with truncation (``max_windows`` 1) against its windows' read-out.
 
-``python -m conba_research.fragment_speed DATA.jsonl [--limit 300] [--repeats 2] [--fragments 8]``
+``python -m conba_research.window_speed DATA.jsonl [--limit 300] [--repeats 2] [--fragments 8]``
 encodes the same seeded sample of snippets with both settings, alternating (A B A B ...), so a load
 that changes during the run hits both alike; prints snippets/s of each (best of the repeats) and the ratio.
 """
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     for _ in range(args.repeats):
         for chunks in best:
             t0 = time.perf_counter()
-            model.encode(codes, langs, max_chunks=chunks)
+            model.encode(codes, langs, max_windows=chunks)
             best[chunks] = min(best[chunks], time.perf_counter() - t0)
     rate = {k: len(codes) / v for k, v in best.items()}
     print(f"{len(codes)} snippets of {args.data}: truncation {rate[1]:.2f}/s, {args.fragments} windows "

@@ -30,7 +30,7 @@ _FILE = InputPath(dir_okay=False, path_type=Path)
 @click.option("--dev-offset", type=click.IntRange(0), default=0, show_default=True,
               help="Skip the first N dev snippets of that order and every group they touch: a held-out part "
                    "beside the one read with --dev-limit N.")
-@click.option("--rows", default=None, help="Comma-separated rows (default: all; conba_research.fragment_fight.ROWS).")
+@click.option("--rows", default=None, help="Comma-separated rows (default: all; conba_research.window_fight.ROWS).")
 @click.option("--seeds", default="0,1,2", show_default=True, help="Comma-separated seeds of the trained rows.")
 @click.option("--steps", type=int, default=300, show_default=True, help="Optimiser steps per run (>= 1).")
 @click.option("-P", "--groups-per-batch", type=int, default=32, show_default=True, help="Groups per batch (>= 2).")
@@ -48,7 +48,7 @@ _FILE = InputPath(dir_okay=False, path_type=Path)
            "      -o runs/fragments\n"
            "  conba experiment fragments ... -D ../shared/data/atcoder_dev.jsonl --dev-offset 1536 --dev-limit 2560 "
            "-o OUT")
-def fragments_cmd(train_files: tuple[Path, ...], dev_files: tuple[Path, ...], out: Path, model: str | None,
+def windows_cmd(train_files: tuple[Path, ...], dev_files: tuple[Path, ...], out: Path, model: str | None,
                   fragments: int, train_limit: int | None, dev_limit: int | None, dev_offset: int,
                   rows: str | None, seeds: str,
                   steps: int,
@@ -58,9 +58,9 @@ def fragments_cmd(train_files: tuple[Path, ...], dev_files: tuple[Path, ...], ou
     import numpy as np
 
     from conba.model import load_model
-    from conba_research.fragment_cache import load_fragment_set, load_truncated
-    from conba_research.fragment_fight import ROWS, FragSet, TrainSettings, run_fight
-    from conba_research.fragment_report import write_report
+    from conba_research.window_cache import load_truncated, load_window_set
+    from conba_research.window_fight import ROWS, TrainSettings, WindowSet, run_fight
+    from conba_research.window_report import write_report
 
     names = _names(rows)
     chosen = [r for r in ROWS if names is None or r.name in names]
@@ -80,13 +80,13 @@ def fragments_cmd(train_files: tuple[Path, ...], dev_files: tuple[Path, ...], ou
     m = load_model(model or "default", device=device, dtype="float32")
     parts = []
     for path in train_files:
-        recs, vec, w = load_fragment_set(m, path, fragments, limit=train_limit, long_first=True, log=_log)
+        recs, vec, w = load_window_set(m, path, fragments, limit=train_limit, long_first=True, log=_log)
         parts.append((recs, vec, w))
-    train = FragSet("train", [r for p in parts for r in p[0]], np.concatenate([p[1] for p in parts]),
+    train = WindowSet("train", [r for p in parts for r in p[0]], np.concatenate([p[1] for p in parts]),
                     np.concatenate([p[2] for p in parts]))
     dev = []
     for path in dev_files:
-        recs, vec, w = load_fragment_set(m, path, fragments, limit=dev_limit, log=_log)
+        recs, vec, w = load_window_set(m, path, fragments, limit=dev_limit, log=_log)
         if dev_offset:
             seen = {r.group for r in recs[:dev_offset]}
             keep = np.array([k >= dev_offset and r.group not in seen for k, r in enumerate(recs)], dtype=bool)
@@ -94,7 +94,7 @@ def fragments_cmd(train_files: tuple[Path, ...], dev_files: tuple[Path, ...], ou
                 raise click.BadParameter(f"{path}: nothing left after --dev-offset {dev_offset}",
                                          param_hint="--dev-offset")
             recs, vec, w = [r for r, k in zip(recs, keep) if k], vec[keep], w[keep]
-        fs = FragSet(path.stem + ("-heldout" if dev_offset else ""), recs, vec, w)
+        fs = WindowSet(path.stem + ("-heldout" if dev_offset else ""), recs, vec, w)
         truncated = vec[:, 0].copy()
         if fs.long.any():
             truncated[fs.long] = load_truncated(m, recs, fs.long, path.stem)
@@ -104,7 +104,7 @@ def fragments_cmd(train_files: tuple[Path, ...], dev_files: tuple[Path, ...], ou
     done = run_fight(train, dev, out, chosen, seed_list, ts, log=_log)
     files = {}
     for index, groups in zip(repo_indexes, repo_groups):
-        from conba_research.fragment_files import score_files
+        from conba_research.window_files import score_files
 
         name = groups.parent.name or index.name
         files[name] = score_files(index, groups, out / "heads", name)

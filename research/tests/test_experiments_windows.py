@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from conba.cli.main import cli
 from conba.data.records import CodeRecord
-from conba_research.fragment_cache import group_order
-from conba_research.fragment_fight import long_query_map
+from conba_research.window_cache import group_order
+from conba_research.window_fight import long_query_map
 
 BODY = {"python": "    total = total + x * {k} - 1\n", "java": "        total = total + x * {k} - 1;\n",
         "go": "\ttotal = total + x * {k} - 1\n"}
@@ -120,7 +120,7 @@ def test_dev_offset_holds_out_whole_groups(tmp_path, tiny_model, monkeypatch):
 
 
 def test_problem_bootstrap_interval():
-    from conba_research.fragment_significance import bootstrap
+    from conba_research.window_significance import bootstrap
 
     groups = np.array(["a", "a", "b", "c", "c", "c"])
     assert bootstrap(np.full(6, 0.25), groups) == (0.25, 0.25, 0.25)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from conba_research.fragment_cache import window_fingerprint
-from conba_research.fragment_fight import FragSet, Row, TrainSettings, summary
 from conba_research.report import md_table, write_outputs
+from conba_research.window_cache import window_fingerprint
+from conba_research.window_fight import Row, TrainSettings, WindowSet, summary
 
 
 def _cell(stat: tuple[float, float], seeds: int) -> str:
@@ -18,7 +18,7 @@ def _cell(stat: tuple[float, float], seeds: int) -> str:
     return f"{stat[0]:.3f}" if seeds == 1 else f"{stat[0]:.3f} ± {stat[1]:.3f}"
 
 
-def write_report(out_dir: str | Path, done: dict, rows: Sequence[Row], train: FragSet, dev: list[FragSet],
+def write_report(out_dir: str | Path, done: dict, rows: Sequence[Row], train: WindowSet, dev: list[WindowSet],
                  ts: TrainSettings, model, command: str, files: dict | None = None) -> dict:
     table = summary(done, rows)
     data = {"experiment": "fragments", "command": command, "model_fingerprint": window_fingerprint(model),
