@@ -73,10 +73,10 @@ def windows(texts: list[str], tokenizer, max_length: int, max_windows: int = 0) 
     for start in range(0, len(texts), 1024):
         batch = tokenizer(texts[start:start + 1024], add_special_tokens=False, verbose=False)["input_ids"]
         for ids in batch:
-            chunks = [ids[i:i + size] for i in range(0, len(ids), size)]
+            cut = [ids[i:i + size] for i in range(0, len(ids), size)]
             if max_windows:
-                chunks = chunks[:max_windows]
-            out += [head + c + tail for c in chunks if len(c) >= MIN_WINDOW]
+                cut = cut[:max_windows]
+            out += [head + c + tail for c in cut if len(c) >= MIN_WINDOW]
     if not out:
         raise DataError(f"no window of at least {MIN_WINDOW} tokens in the pretraining data")
     return out
