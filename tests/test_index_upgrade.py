@@ -1,4 +1,4 @@
-"""An index built before its model gained a long-input read-out (a fragment head, max_windows > 1): `conba index`
+"""An index built before its model gained a long-input read-out (a window head, max_windows > 1): `conba index`
 re-encodes only the functions longer than one window, keeps every other vector bit for bit, and ends as a clean
 build with the new model; readers say so in one line; a model changed under the same name is not "use -m"."""
 
@@ -42,7 +42,7 @@ def _model_folder(backbone: Path, folder: Path) -> Path:
 
 
 def _add_read_out(folder: Path, seed: int = 0):
-    """The model in ``folder`` with a trained-looking linear fragment head and max_windows 4, saved over it."""
+    """The model in ``folder`` with a trained-looking linear window head and max_windows 4, saved over it."""
     from conba.heads.window_head import WindowHeadConfig, build_window_head
     from conba.model import load_model
 

@@ -64,7 +64,7 @@ def test_merge_cli(pair, tmp_path):
 
     tuned, _ = pair
     src = tuned.save(tmp_path / "tuned", storage="full")
-    res = CliRunner().invoke(cli, ["merge", str(src), "-a", "1", "-o", str(tmp_path / "out"), "--max-chunks", "3"])
+    res = CliRunner().invoke(cli, ["merge", str(src), "-a", "1", "-o", str(tmp_path / "out"), "--max-windows", "3"])
     assert res.exit_code == 0, res.output
     out = load_model(tmp_path / "out")
     assert out.max_windows == 3 and out.threshold is None

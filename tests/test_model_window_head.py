@@ -1,5 +1,5 @@
-"""A model's fragment head: long inputs read through it (encode, any engine path), short ones unchanged,
-saved in fragment_head/ and restored bit for bit, part of the fingerprint, bad folders a one-line error."""
+"""A model's window head: long inputs read through it (encode, any engine path), short ones unchanged,
+saved in fragment_head/ (its file-format name) and restored bit for bit, part of the fingerprint, bad folders a one-line error."""
 
 from __future__ import annotations
 
@@ -75,8 +75,8 @@ def test_onnx_engine_reads_long_inputs_through_the_head(tiny_model):
     m = with_head(tiny_model)
     fp32 = m.encode([LONG, SHORT[0]], engine="onnx-fp32")
     np.testing.assert_allclose(fp32, m.encode([LONG, SHORT[0]]), atol=1e-4)
-    chunks = window_ids(m.backbone, [LONG], 8)
-    assert len(chunks.ids) > 1
+    cut = window_ids(m.backbone, [LONG], 8)
+    assert len(cut.ids) > 1
 
 
 @pytest.mark.parametrize("breakage, match", [
@@ -86,7 +86,7 @@ def test_onnx_engine_reads_long_inputs_through_the_head(tiny_model):
     ("weights", "weights"),
     ("tamper", "fingerprint"),
 ])
-def test_bad_fragment_head_folder_is_a_one_line_error(tiny_model, tmp_path, breakage, match):
+def test_bad_window_head_folder_is_a_one_line_error(tiny_model, tmp_path, breakage, match):
     folder = with_head(tiny_model).save(tmp_path / "m")
     cfg_path = folder / "fragment_head" / "fragment_config.json"
     cfg = json.loads(cfg_path.read_text())

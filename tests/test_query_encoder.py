@@ -20,7 +20,7 @@ LONG = "def long_one(xs):\n" + "".join(f"    total = total + xs[{i}] * {i}\n" fo
 
 @pytest.fixture(scope="module")
 def windowed_model(tiny_backbone, tmp_path_factory) -> str:
-    """A saved model that reads long snippets through windows and a trained-like linear fragment head."""
+    """A saved model that reads long snippets through windows and a trained-like linear window head."""
     import torch
 
     from conba.heads.window_head import WindowHeadConfig, build_window_head

@@ -1,5 +1,5 @@
 """The research reference of the shipped long-input read-out: ``encode_windows``
-(conba_research.window_encode) gives the windows that ``ConbaModel.encode`` reads through the fragment head."""
+(conba_research.window_encode) gives the windows that ``ConbaModel.encode`` reads through the window head."""
 
 from __future__ import annotations
 

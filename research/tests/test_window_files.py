@@ -1,4 +1,4 @@
-"""File level: a file's functions as fragments, scored as eval-repo scores files."""
+"""File level: a file's functions as windows, scored as eval-repo scores files."""
 
 from __future__ import annotations
 
@@ -53,5 +53,5 @@ def test_score_files_on_a_tiny_index(tmp_path, tiny_model):
     assert res["files"] == 4 and res["grouped"] == 4 and res["units"] == 6
     assert set(res["rows"]) == {"function pairs (max)", "function pairs (mean-best)", "mean", "max", "first", "conba"}
     assert all(0.0 <= v <= 1.0 for vals in res["rows"].values() for v in vals)
-    # a fresh ConbaLayer starts as the plain mean of its fragments: the same file ranking as "mean"
+    # a fresh ConbaLayer starts as the plain mean of its windows: the same file ranking as "mean"
     assert res["rows"]["conba"] == pytest.approx(res["rows"]["mean"])

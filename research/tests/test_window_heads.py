@@ -1,4 +1,4 @@
-"""Fragment heads: one vector from a sequence of fragment vectors (b, f, d) with a mask."""
+"""Window heads: one vector from a sequence of window vectors (b, f, d) with a mask."""
 
 from __future__ import annotations
 
@@ -46,12 +46,12 @@ def test_fresh_heads_start_as_the_mean():
         assert torch.allclose(build_window_head(WindowHeadConfig(reader=reader, dim=D))(x, mask, weight), mean,
                               atol=1e-5)
     plain = x.masked_fill(~mask[..., None], 0).sum(1) / mask.sum(1, keepdim=True)
-    for reader in ("conba", "conba-scan"):  # fc2 starts at zero: the (unweighted) mean of the fragments
+    for reader in ("conba", "conba-scan"):  # fc2 starts at zero: the (unweighted) mean of the windows
         out = build_window_head(WindowHeadConfig(reader=reader, dim=D))(x, mask, weight)
         assert torch.allclose(out, plain, atol=1e-5)
 
 
-def test_baselines_and_single_fragment_identity():
+def test_baselines_and_single_window_identity():
     x, mask, weight = _batch()
     assert torch.equal(build_window_head(WindowHeadConfig(reader="first", dim=D))(x, mask), x[:, 0])
     mx = build_window_head(WindowHeadConfig(reader="max", dim=D))(x, mask)
@@ -59,7 +59,7 @@ def test_baselines_and_single_fragment_identity():
     head = build_window_head(WindowHeadConfig(reader="conba", dim=D))
     for p in head.parameters():
         p.data.add_(0.3)
-    assert torch.equal(head(x, mask)[1], x[1, 0])  # one fragment: returned as it is
+    assert torch.equal(head(x, mask)[1], x[1, 0])  # one window: returned as it is
     other = build_window_head(WindowHeadConfig(reader="conba", dim=D, single="head"))
     other.load_state_dict(head.state_dict())
     assert not torch.allclose(other(x, mask)[1], x[1, 0])
@@ -70,7 +70,7 @@ def test_the_recurrence_depends_on_order_and_ablations_drop_parameters():
     head = build_window_head(WindowHeadConfig(reader="conba", dim=D))
     for p in head.parameters():
         p.data.add_(0.2 * torch.randn_like(p))
-    head.inner.A_log.data.fill_(0.5)  # fast decay: the state remembers mostly the last fragments
+    head.inner.A_log.data.fill_(0.5)  # fast decay: the state remembers mostly the last windows
     x, mask, _ = _batch()
     rev = x.clone()
     rev[2] = x[2].flip(0)
@@ -111,7 +111,7 @@ def test_bad_config_and_shapes(tmp_path):
         load_window_head(tmp_path / "bad")
 
 
-def test_encode_fragments_matches_encode(tiny_model):
+def test_encode_windows_matches_encode(tiny_model):
     m = load_model(tiny_model)
     long = "def f(a, b):\n" + "    a = a + b * 2 - 1\n" * 40 + "    return a\n"
     codes, langs = [long, "def add(a, b): return a + b"], ["python", "python"]

@@ -1,4 +1,4 @@
-"""conba_research.window_ship: a trained fragment head put into a model folder, the rest untouched."""
+"""conba_research.window_ship: a trained window head put into a model folder, the rest untouched."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""A tiny model with a fragment head that visibly acts, and inputs longer and shorter than one window, for the
-fragment-head tests (tests/test_model_fragment_head.py and the lab's research reference test)."""
+"""A tiny model with a window head that visibly acts, and inputs longer and shorter than one window, for the
+window-head tests (tests/test_model_window_head.py and the lab's research reference test)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ SHORT = ["def add(a, b): return a + b", "x = 1"]
 
 
 def with_head(path: str, reader: str = "linear", seed: int = 0) -> ConbaModel:
-    """The model at ``path`` reading long inputs (up to 8 windows) through a seeded fragment head."""
+    """The model at ``path`` reading long inputs (up to 8 windows) through a seeded window head."""
     m = load_model(path)
     torch.manual_seed(seed)
     head = build_window_head(WindowHeadConfig(reader=reader, dim=m.dim))

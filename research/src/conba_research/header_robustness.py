@@ -64,7 +64,7 @@ def main() -> None:
     ap.add_argument("--view", action="append", default=None, help="input view(s) to test (default: code)")
     ap.add_argument("--data", action="append", required=True)
     ap.add_argument("--limit", type=int, default=0, help="about N records (whole groups, seeded)")
-    ap.add_argument("--max-chunks", type=int, default=None)
+    ap.add_argument("--max-windows", "--max-chunks", dest="max_windows", type=int, default=None)
     ap.add_argument("--json-out", default=None, help="also write the rows to this JSON file")
     ap.add_argument("--lexical-weight", type=float, default=None,
                     help="score with the fused lexical + dense score at this weight (default: the model's)")

@@ -1,6 +1,6 @@
-"""Fragment vectors of a data set, computed once with a frozen model and cached in chunks.
+"""Window vectors of a data set, computed once with a frozen model and cached in chunks.
 
-Glossary: n snippets, f fragments (windows) per snippet at most, d model width.
+Glossary: n snippets, f windows per snippet at most, d model width.
 
 The records are put in a seeded order of whole groups (a group's snippets stay together), so the
 chunks written first are a random subset of whole groups: a pass cut short (``limit``) still gives a
@@ -55,14 +55,14 @@ def group_order(records: list[CodeRecord], seed: int, long_first: bool = False) 
 
 
 def window_fingerprint(model) -> str:
-    """The embedding fingerprint of ``model``'s windows: without its fragment head and truncating, what
-    the cached window vectors depend on (a model shipped with a fragment head reuses the same cache)."""
-    head, chunks = model.window_head, model.max_windows
+    """The embedding fingerprint of ``model``'s windows: without its window head and truncating, what
+    the cached window vectors depend on (a model shipped with a window head reuses the same cache)."""
+    head, windows = model.window_head, model.max_windows
     model.window_head, model.max_windows = None, 1
     try:
         return model.embedding_fingerprint()
     finally:
-        model.window_head, model.max_windows = head, chunks
+        model.window_head, model.max_windows = head, windows
 
 
 def vector_cache(model, records: list[CodeRecord], name: str, max_windows: int, seed: int,
@@ -70,12 +70,13 @@ def vector_cache(model, records: list[CodeRecord], name: str, max_windows: int, 
     """The chunked cache of ``records`` (already in order) for ``model``'s windows."""
     key = cache_key(window_fingerprint(model), sequence_key((r.code for r in records), prefix=name),
                     sequence_key(r.language for r in records), max_windows, seed, length=12)
-    return ChunkedArrays((folder or default_cache_dir() / "fragments") / f"{name}-{key}", "part", CHUNK)
+    return ChunkedArrays((folder or default_cache_dir() / "fragments")  # the cache folder's old name, kept
+                          / f"{name}-{key}", "part", CHUNK)
 
 
 def load_window_set(model, path: str | Path, max_windows: int = 8, seed: int = 0, limit: int | None = None,
                       long_first: bool = False, log=print) -> tuple[list[CodeRecord], np.ndarray, np.ndarray]:
-    """Records (in group order) and their fragments: vectors (n, f, d) float32, weight (n, f) float32.
+    """Records (in group order) and their windows: vectors (n, f, d) float32, weight (n, f) float32.
 
     Missing chunks are encoded and stored (resumable); ``limit`` stops after the chunk that reaches
     that many snippets (a random subset of whole groups, but for the last group, which is cut)."""
@@ -104,7 +105,7 @@ def load_window_set(model, path: str | Path, max_windows: int = 8, seed: int = 0
 
 def load_truncated(model, records: list[CodeRecord], long: np.ndarray, name: str, seed: int = 0) -> np.ndarray:
     """Today's default read-out of the ``long`` records (n,) bool: the first 512 tokens only
-    (``max_windows`` 1), shape (long.sum(), d) in record order, cached like the fragments."""
+    (``max_windows`` 1), shape (long.sum(), d) in record order, cached like the windows."""
     from conba_research.window_encode import encode_windows
 
     chosen = [r for r, keep in zip(records, long) if keep]
@@ -119,14 +120,14 @@ def load_truncated(model, records: list[CodeRecord], long: np.ndarray, name: str
 
 
 def main(argv: list[str] | None = None) -> None:
-    """python -m conba_research.window_cache DATA.jsonl... [--fragments F] [--limit N] [--model M]"""
+    """python -m conba_research.window_cache DATA.jsonl... [--windows F] [--limit N] [--model M]"""
     import argparse
 
     from conba.model import load_model
 
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("data", nargs="+")
-    ap.add_argument("--fragments", type=int, default=8)
+    ap.add_argument("--windows", "--fragments", dest="windows", type=int, default=8)  # --fragments: old name
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--model", default="default")
     ap.add_argument("--seed", type=int, default=0)
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     model = load_model(args.model)
     for path in args.data:
-        records, vectors, weight = load_window_set(model, path, args.fragments, args.seed, args.limit,
+        records, vectors, weight = load_window_set(model, path, args.windows, args.seed, args.limit,
                                                      args.long_first)
         long = int(((weight > 0).sum(axis=1) > 1).sum())
         print(f"{path}: {len(records)} snippets, {long} longer than one window, vectors {vectors.shape}")

@@ -2,10 +2,10 @@
 
 ``python -m conba_research.window_e2e DATA.jsonl [--heads OUT/heads ...] [-j OUT.json]`` loads the
 cached windows of every snippet of DATA (:mod:`conba_research.window_cache`, as ``conba experiment
-fragments`` fills it: the frozen default's windows after its view), turns them into one vector per
+windows`` fills it: the frozen default's windows after its view), turns them into one vector per
 snippet with each read-out (``mean``: the token-weighted mean of the windows, what ``max_windows`` 8
 without a head gives; ``max`` and ``first`` of the windows; ``shipped``: the default model's own
-fragment head; every head saved under each ``--heads`` folder) and scores them as ``conba eval`` does,
+window head; every head saved under each ``--heads`` folder) and scores them as ``conba eval`` does,
 in its record order: the fused score at the model's lexical weight and the dense cosine over the whole
 set, and the long queries (over one window after the view, :mod:`conba.eval.long_inputs`) against
 every candidate, all of them and those of the selection and held-out parts. Nothing is encoded again.
@@ -68,15 +68,15 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("data", type=Path)
     ap.add_argument("--heads", action="append", default=[], type=Path,
-                    help="a folder of saved heads (OUT/heads of conba experiment fragments; repeatable)")
+                    help="a folder of saved heads (OUT/heads of conba experiment windows; repeatable)")
     ap.add_argument("--selection", type=int, default=1536,
                     help="long queries of the groups in the first N snippets of the cache order: the selection "
                          "part; the rest: held-out")
-    ap.add_argument("--fragments", type=int, default=8)
+    ap.add_argument("--windows", "--fragments", dest="windows", type=int, default=8)  # --fragments: old name
     ap.add_argument("-j", "--json-out", type=Path, default=None)
     args = ap.parse_args(argv)
     model = load_model("default")
-    cached, vectors, weight = load_window_set(model, args.data, args.fragments)
+    cached, vectors, weight = load_window_set(model, args.data, args.windows)
     heads = {f"{d.parent.name}/{h.name}": load_window_head(h) for d in args.heads for h in sorted(d.iterdir())
              if (h / "fragment_config.json").exists()}
     if model.window_head is not None:

@@ -1,13 +1,13 @@
-"""Fragment vectors: the vector of every window of a long snippet, before any pooling (the research
-reference of the shipped long-input read-out, and the input of the fragment-head experiments).
+"""Window vectors: the vector of every window of a long snippet, before any pooling (the research
+reference of the shipped long-input read-out, and the input of the window-head experiments).
 
-Glossary: n snippets, f fragments (windows) per snippet at most, d model width, c windows in all.
+Glossary: n snippets, f windows per snippet at most, d model width, c windows in all.
 
 ``ConbaModel.encode`` averages a long snippet's windows (``max_windows`` > 1) or keeps the first
 (``max_windows`` 1). :func:`encode_windows` runs the same tokenisation, windows and batches but returns
 each window's head output on its own, in source order, with a mask and the window's content-token
-count, so a fragment head (:mod:`conba.heads.window_head`) can read the sequence. The token-weighted mean
-of a snippet's fragments is exactly what ``encode(max_windows=f, normalize=False)`` returns.
+count, so a window head (:mod:`conba.heads.window_head`) can read the sequence. The token-weighted mean
+of a snippet's windows is exactly what ``encode(max_windows=f, normalize=False)`` returns.
 """
 
 from __future__ import annotations
@@ -80,15 +80,15 @@ def encode_windows(model, codes: Sequence[str], languages: Sequence[str] | None 
         codes, _ = apply_views(codes, langs, view)
     model.eval()
     apply_threads()
-    chunks = window_ids(model.backbone, codes, max_windows, prompt=model.backbone.prompt())
-    windows = model._embed_windows(chunks, langs, batch_size, max_batch_tokens, "torch", show_progress_bar,
-                                   desc="fragments")
-    return WindowVectors.pack(windows.numpy(), chunks.owner, chunks.weight, len(codes), max_windows)
+    cut = window_ids(model.backbone, codes, max_windows, prompt=model.backbone.prompt())
+    windows = model._embed_windows(cut, langs, batch_size, max_batch_tokens, "torch", show_progress_bar,
+                                   desc="windows")
+    return WindowVectors.pack(windows.numpy(), cut.owner, cut.weight, len(codes), max_windows)
 
 
 def encode_read_out(model, codes: Sequence[str], head, languages: Sequence[str] | None = None,
                     max_windows: int = 8, normalize: bool = True, **kwargs) -> np.ndarray:
-    """Embed ``codes`` with a fragment head (:class:`conba.heads.window_head.WindowHead`) over their
+    """Embed ``codes`` with a window head (:class:`conba.heads.window_head.WindowHead`) over their
     windows instead of truncation. A snippet of one window keeps the vector ``model.encode`` gives it
     (every head with ``single="identity"``); a longer one gets the head's read-out of its windows.
 

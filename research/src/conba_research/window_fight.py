@@ -1,8 +1,8 @@
-"""The fair fight over a program's fragments: fragment heads on cached window vectors of one frozen model.
+"""The fair fight over a program's windows: window heads on cached window vectors of one frozen model.
 
-Glossary: n snippets, f fragments (windows) per snippet at most, d model width, b batch.
+Glossary: n snippets, f windows per snippet at most, d model width, b batch.
 
-Every row reads the same cached fragment vectors (:mod:`conba_research.window_cache`: up to f windows
+Every row reads the same cached window vectors (:mod:`conba_research.window_cache`: up to f windows
 of 512 tokens per snippet, after the model's input view, from the shipped default with its backbone
 frozen). Trained rows (ConbaLayer over f and its ablations, conba-scan over f, a linear map on the mean,
 attention pooling) train contrastively (in-batch supcon, P groups × K snippets in different languages)
@@ -71,7 +71,7 @@ ROWS: tuple[Row, ...] = (
 
 @dataclasses.dataclass
 class WindowSet:
-    """One data set's cached fragments: ``vectors`` (n, f, d), ``weight`` (n, f), ``truncated`` (n, d):
+    """One data set's cached windows: ``vectors`` (n, f, d), ``weight`` (n, f), ``truncated`` (n, d):
     today's default vector (the first 512 tokens) of every snippet, or None (training sets)."""
 
     name: str
@@ -121,12 +121,12 @@ def embed(head: WindowHead, fs: WindowSet, batch: int = 1024) -> np.ndarray:
 
 
 def train_head(row: Row, train: WindowSet, seed: int, ts: TrainSettings, log=print) -> tuple[WindowHead, list]:
-    """``ts.steps`` optimiser steps of in-batch supcon on ``train``'s fragments; returns the head and the losses."""
+    """``ts.steps`` optimiser steps of in-batch supcon on ``train``'s windows; returns the head and the losses."""
     from conba.train.losses import in_batch_loss
     from conba.train.sampler import GroupBatchSampler
 
     if not train.long.any():
-        raise ValueError("the training fragments hold no snippet longer than one window: nothing to train")
+        raise ValueError("the training windows hold no snippet longer than one window: nothing to train")
     torch.manual_seed(seed)
     head = build_window_head(row.config(train.vectors.shape[-1]))
     sampler = GroupBatchSampler([r.group for r in train.records], [r.language for r in train.records],

@@ -1,9 +1,9 @@
-"""File level: a file as the sequence of its functions' vectors, read by a fragment head (evaluation only).
+"""File level: a file as the sequence of its functions' vectors, read by a window head (evaluation only).
 
-Glossary: u function units, F files, f functions of one file (its fragments), d model width.
+Glossary: u function units, F files, f functions of one file (its windows), d model width.
 
 An index built with the frozen model holds one vector per function; each file's functions, in
-source order, are its fragments. A fragment head turns them into one file vector, and files are
+source order, are its windows. A window head turns them into one file vector, and files are
 ranked by the cosine of their vectors, scored as ``conba eval-repo`` scores files (MAP@R per ordered
 language pair of the grouped files, mean over pairs). The reference rows are eval-repo's own
 aggregations of function-pair similarities: the best pair (``max``) and ``mean-best``.
@@ -40,7 +40,7 @@ def file_table(table, vectors: np.ndarray):
 
 def score_files(index_dir: str | Path, groups_file: str | Path, heads_dir: str | Path | None = None,
                 name: str = "repo") -> dict:
-    """File-level MAP@R of the reference aggregations and of every fragment head: the parameter-free
+    """File-level MAP@R of the reference aggregations and of every window head: the parameter-free
     ones, and the trained ones saved under ``heads_dir`` (``<row>-s<seed>/``), mean over seeds."""
     from conba.eval.repo_scores import repo_retrieval
     from conba_research.fair import load_repo_set

@@ -1,4 +1,5 @@
-"""fragments.json and fragments.md: the fragment fight's table (mean ± std over seeds) and its setting."""
+"""fragments.json and fragments.md (output names kept from the earlier word for windows): the window fight's table
+(mean ± std over seeds) and its setting."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def write_report(out_dir: str | Path, done: dict, rows: Sequence[Row], train: Wi
             cells += [_cell(e["scores"][f"{s}|map_at_r"], e["seeds"]), _cell(e["scores"][f"{s}|long_map_at_r"],
                                                                               e["seeds"])]
         body.append(cells)
-    lines = ["# Fragment heads: the fair fight over the windows of long snippets", "",
+    lines = ["# Window heads: the fair fight over the windows of long snippets", "",
              f"Command: `{command}`", "",
              f"Frozen model `{model.embedding_fingerprint()}` (its input view), up to {data['fragments']} windows "
              f"of 512 tokens per snippet. Training: {data['train']['snippets']} snippets of "
@@ -53,7 +54,7 @@ def write_report(out_dir: str | Path, done: dict, rows: Sequence[Row], train: Wi
     for name, res in (files or {}).items():
         lines += ["", f"## File level: {name} ({res['grouped']} grouped files of {res['files']}, "
                       f"{res['units']} functions)", "",
-                  "A file's functions in source order are its fragments; the trained heads are the ones above "
+                  "A file's functions in source order are its windows; the trained heads are the ones above "
                   "(trained on windows of snippets, never on files). Mean cross-language file MAP@R (dense), "
                   "mean ± std over seeds.", "",
                   md_table(["file vector", "seeds", "MAP@R"],

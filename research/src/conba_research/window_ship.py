@@ -1,8 +1,9 @@
-"""Ship a trained fragment head as a model folder's long-input read-out.
+"""Ship a trained window head as a model folder's long-input read-out.
 
-``python -m conba_research.window_ship HEAD_DIR MODEL_DIR --max-chunks 8 --note TEXT`` puts the head
-saved by ``conba experiment fragments`` (``OUT/heads/<row>-s<seed>/``) into ``MODEL_DIR/fragment_head/``
-and sets ``max_windows``, the weights ``fingerprint`` and ``info.window_head`` in its
+``python -m conba_research.window_ship HEAD_DIR MODEL_DIR --max-windows 8 --note TEXT`` puts the head
+saved by ``conba experiment windows`` (``OUT/heads/<row>-s<seed>/``) into ``MODEL_DIR/fragment_head/``
+and sets ``max_chunks`` (the file-format names of max_windows and of the window head's folder), the weights
+``fingerprint`` and ``info.fragment_head`` (the provenance key the shipped default already has) in its
 ``conba_config.json``, leaving every other file and key as it is (the backbone delta, the head, the
 order of the keys). A folder saved in float16 gets the head rounded to float16 values (kept float32, as
 ``ConbaModel.save`` does), so the folder loads back with the fingerprint it states. The folder is loaded
@@ -25,7 +26,7 @@ from conba.utils.io import read_json, replace_dir, write_json_atomic
 
 
 def ship(head_dir: Path, model_dir: Path, max_windows: int, provenance: dict) -> str:
-    """Attach ``head_dir``'s fragment head to the model folder ``model_dir``; returns its new fingerprint."""
+    """Attach ``head_dir``'s window head to the model folder ``model_dir``; returns its new fingerprint."""
     model = ConbaModel.load(model_dir)
     head = load_window_head(head_dir).float().eval()
     if head.config.dim != model.dim:
@@ -54,13 +55,14 @@ def ship(head_dir: Path, model_dir: Path, max_windows: int, provenance: dict) ->
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("head", type=Path, help="a saved fragment head folder (fragment_config.json + weights)")
+    ap.add_argument("head", type=Path, help="a saved window head folder (fragment_config.json + weights)")
     ap.add_argument("model", type=Path, help="the model folder to ship it in (e.g. src/conba/default_model)")
-    ap.add_argument("--max-chunks", type=int, default=8, help="windows per long snippet at most")
+    ap.add_argument("--max-windows", "--max-chunks", dest="max_windows", type=int, default=8,
+                    help="windows per long snippet at most (--max-chunks: its old name)")
     ap.add_argument("--note", action="append", default=[], help="KEY=VALUE provenance (repeatable)")
     args = ap.parse_args(argv)
     if args.max_windows < 2:
-        raise SystemExit("--max-chunks must be >= 2 (1 truncates: the head would never run)")
+        raise SystemExit("--max-windows must be >= 2 (1 truncates: the head would never run)")
     provenance = {"source": str(args.head), "reader": load_window_head(args.head).config.reader}
     for note in args.note:
         key, sep, value = note.partition("=")
