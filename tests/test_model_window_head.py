@@ -1,5 +1,6 @@
 """A model's window head: long inputs read through it (encode, any engine path), short ones unchanged,
-saved in fragment_head/ (its file-format name) and restored bit for bit, part of the fingerprint, bad folders a one-line error."""
+saved in fragment_head/ (its file-format name) and restored bit for bit, part of the fingerprint, bad folders a
+one-line error."""
 
 from __future__ import annotations
 

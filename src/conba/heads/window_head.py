@@ -107,7 +107,7 @@ def _check(x: torch.Tensor, mask: torch.Tensor | None,
 
 
 class WindowHead(nn.Module):
-    """Fragment vectors (b, f, d) with mask (b, f) -> (b, d). See the module docstring."""
+    """Window vectors (b, f, d) with mask (b, f) -> (b, d). See the module docstring."""
 
     def __init__(self, config: WindowHeadConfig) -> None:
         super().__init__()
