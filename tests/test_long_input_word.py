@@ -45,6 +45,7 @@ KEPT: dict[str, set[str]] = {
                                      "model.max_chunks"},
     "src/conba/model/persist.py": {"chunks", "fragments", "fragment_head", "max_chunks"},
     "src/conba/pretrain/config.py": {"chunks", "max_chunks_per_file"},
+    "docs/CLI.md": {"--max-chunks", "--max-chunks-per-file", "--fragments", "fragments"},  # the hidden aliases
     "src/conba/cli/merge_cmd.py": {"--max-chunks"},
     "src/conba/cli/pretrain_cmd.py": {"--max-chunks-per-file"},
     "src/conba/default_model/conba_config.json": {"max_chunks", "fragment_head", "Fragment", "fragments",
@@ -154,3 +155,14 @@ def test_cli_options_say_window():
             opts = param._visible() if isinstance(param, AliasOption) else list(param.opts)  # not the old aliases
             wrong += [f"{path} {o}" for o in opts if re.search(r"(?i)chunk|fragment", o)]
     assert not wrong, f"options named for long inputs say window: {wrong}"
+
+
+def test_old_flags_still_work():
+    """The old spellings are hidden aliases that mean the same (docs/CLI.md, "Hidden aliases")."""
+    from conba.cli.merge_cmd import merge_cmd
+    from conba.cli.pretrain_cmd import pretrain
+
+    ctx = merge_cmd.make_context("merge", ["m", "-a", "1", "-o", "out", "--max-chunks", "3"])
+    assert ctx.params["max_windows"] == 3
+    ctx = pretrain.make_context("pretrain", ["data", "-o", "out", "--max-chunks-per-file", "2"])
+    assert ctx.params["max_windows_per_file"] == 2

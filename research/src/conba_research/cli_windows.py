@@ -2,7 +2,7 @@
 
 The experiment was called ``fragments`` (the earlier word for windows): ``conba experiment fragments`` says in
 one line what replaced it (:mod:`conba_research.renamed_commands`), and ``--fragments`` still works as a
-deprecated alias of ``--windows``. Its output files keep their names (``fragments.json``, ``fragments.md``,
+hidden alias of ``--windows``. Its output files keep their names (``fragments.json``, ``fragments.md``,
 ``fragment_runs.json``), so that runs started before resume and the dated results in docs/experiments/fragments/
 stay what they are."""
 
@@ -29,7 +29,7 @@ _FILE = InputPath(dir_okay=False, path_type=Path)
 @output_dir_option("Output folder (fragments.json, fragments.md, the trained heads).")
 @model_option(help="The frozen model whose window vectors every head reads.")
 @click.option("--windows", "windows", type=click.IntRange(2, 64), default=8, show_default=True,
-              cls=AliasOption, deprecated_aliases=["--fragments"], help="Windows per snippet at most (f).")
+              cls=AliasOption, aliases=["--fragments"], help="Windows per snippet at most (f).")
 @click.option("--train-limit", type=int, default=None,
               help="Training snippets per file at most: the long-first order's prefix (whole groups first).")
 @click.option("--dev-limit", type=int, default=None,

@@ -19,7 +19,7 @@ from conba.cli.options import FiniteFloat, output_dir_option, view_option
               help="The model MODEL was fine-tuned from (default: its untuned backbone with a fresh head).")
 @output_dir_option("Folder to write the merged model to.")
 @click.option("--max-windows", "max_windows", type=click.IntRange(1), default=None,
-              cls=AliasOption, deprecated_aliases=["--max-chunks"],
+              cls=AliasOption, aliases=["--max-chunks"],
               help="Windows per long snippet for the merged model (default: MODEL's).")
 @view_option
 @click.option("--save-dtype", "dtype", type=click.Choice(["float32", "float16"]), default="float32", show_default=True,
