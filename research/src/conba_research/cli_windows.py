@@ -56,11 +56,11 @@ _FILE = InputPath(dir_okay=False, path_type=Path)
            "  conba experiment windows ... -D ../shared/data/atcoder_dev.jsonl --dev-offset 1536 --dev-limit 2560 "
            "-o OUT")
 def windows_cmd(train_files: tuple[Path, ...], dev_files: tuple[Path, ...], out: Path, model: str | None,
-                  windows: int, train_limit: int | None, dev_limit: int | None, dev_offset: int,
-                  rows: str | None, seeds: str,
-                  steps: int,
-                  groups_per_batch: int, per_group: int, lr: float, temperature: float,
-                  repo_indexes: tuple[Path, ...], repo_groups: tuple[Path, ...], device: str = "auto") -> None:
+                windows: int, train_limit: int | None, dev_limit: int | None, dev_offset: int,
+                rows: str | None, seeds: str,
+                steps: int,
+                groups_per_batch: int, per_group: int, lr: float, temperature: float,
+                repo_indexes: tuple[Path, ...], repo_groups: tuple[Path, ...], device: str = "auto") -> None:
     """Window heads (truncation, first / mean / max, linear, attention, ConbaLayer over the windows and its ablations, conba-scan) on one frozen model's cached window vectors, equal steps per seed."""  # noqa: E501
     import numpy as np
 

@@ -66,7 +66,7 @@ def window_fingerprint(model) -> str:
 
 
 def vector_cache(model, records: list[CodeRecord], name: str, max_windows: int, seed: int,
-                   folder: Path | None = None) -> ChunkedArrays:
+                 folder: Path | None = None) -> ChunkedArrays:
     """The chunked cache of ``records`` (already in order) for ``model``'s windows."""
     key = cache_key(window_fingerprint(model), sequence_key((r.code for r in records), prefix=name),
                     sequence_key(r.language for r in records), max_windows, seed, length=12)
@@ -75,7 +75,7 @@ def vector_cache(model, records: list[CodeRecord], name: str, max_windows: int, 
 
 
 def load_window_set(model, path: str | Path, max_windows: int = 8, seed: int = 0, limit: int | None = None,
-                      long_first: bool = False, log=print) -> tuple[list[CodeRecord], np.ndarray, np.ndarray]:
+                    long_first: bool = False, log=print) -> tuple[list[CodeRecord], np.ndarray, np.ndarray]:
     """Records (in group order) and their windows: vectors (n, f, d) float32, weight (n, f) float32.
 
     Missing chunks are encoded and stored (resumable); ``limit`` stops after the chunk that reaches
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
     model = load_model(args.model)
     for path in args.data:
         records, vectors, weight = load_window_set(model, path, args.windows, args.seed, args.limit,
-                                                     args.long_first)
+                                                   args.long_first)
         long = int(((weight > 0).sum(axis=1) > 1).sum())
         print(f"{path}: {len(records)} snippets, {long} longer than one window, vectors {vectors.shape}")
 

@@ -55,8 +55,8 @@ class WindowVectors:
 
 @torch.inference_mode()
 def encode_windows(model, codes: Sequence[str], languages: Sequence[str] | None = None,
-                     max_windows: int = 8, batch_size: int = 32, max_batch_tokens: int | None = 4096,
-                     view: str | None = None, show_progress_bar: bool = False) -> WindowVectors:
+                   max_windows: int = 8, batch_size: int = 32, max_batch_tokens: int | None = 4096,
+                   view: str | None = None, show_progress_bar: bool = False) -> WindowVectors:
     """The unnormalised vectors of up to ``max_windows`` windows per snippet (torch engine).
 
     Args:

@@ -47,7 +47,7 @@ class Row:
 
     def config(self, dim: int) -> WindowHeadConfig:
         return WindowHeadConfig(reader=self.reader, dim=dim, use_control=self.use_control,
-                              use_feedback=self.use_feedback, use_state=self.use_state)
+                                use_feedback=self.use_feedback, use_state=self.use_state)
 
     @property
     def trained(self) -> bool:

@@ -52,7 +52,7 @@ def score_files(index_dir: str | Path, groups_file: str | Path, heads_dir: str |
         out["rows"][f"function pairs ({agg})"] = [repo_retrieval(table, repo.group_of, agg)["mean"]["map_at_r"]]
     dim = table.vectors.shape[1]
     heads: dict[str, list[WindowHead]] = {r: [build_window_head(WindowHeadConfig(reader=r, dim=dim))]
-                                            for r in ("mean", "max", "first")}
+                                          for r in ("mean", "max", "first")}
     if heads_dir is not None:
         for folder in sorted(Path(heads_dir).glob("*-s*")):
             heads.setdefault(folder.name.rsplit("-s", 1)[0], []).append(load_window_head(folder))

@@ -74,7 +74,7 @@ def window_starts(total: int, width: int, max_windows: int | None) -> list[tuple
 
 
 def window_ids(backbone, codes: Sequence[str], max_windows: int | None = DEFAULT_MAX_WINDOWS,
-              prompt: str = "") -> Windowed:
+               prompt: str = "") -> Windowed:
     """Tokenize ``codes`` once (no truncation) and cut each into windows of ``backbone.max_length``.
     ``max_windows=1`` reproduces truncation to the first window exactly. ``prompt``: text put before
     each snippet (tokenized with it, as sentence-transformers does) and repeated in every window.
