@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
     # plain records; augment: perturbations of code (data augmentation, conba experiment augment-data)
     {"data", "syntax", "lexical", "source", "augment"},
     {"encoder", "heads"},          # backbone, the one layer loop, SDTP inference (encoder.sdtp); heads
-    {"engine"},                    # batching, chunks, precision, ONNX: what ConbaModel.encode runs
+    {"engine"},                    # batching, windows, precision, ONNX: what ConbaModel.encode runs
     {"model", "merge"},
     # index -> clones; plagiarism: conba plagiarism (no model, no index), scored by bench plagiarism-eval
     {"prune", "index", "clones", "train", "eval", "pretrain", "bench", "plagiarism"},
@@ -242,8 +242,8 @@ def test_the_research_suite_and_the_developer_tools_live_in_research():
                  "cli/bench_gpu_cmd.py", "testing.py"):
         assert not (ROOT / gone).exists(), gone
     assert (REPO / "tests" / "helpers" / "__init__.py").is_file()
-    fragments = (ROOT / "model" / "fragments.py").read_text(encoding="utf-8")  # the product keeps the read-out
-    assert "def read_out_windows" in fragments and "def encode_fragments" not in fragments
+    readout = (ROOT / "model" / "window_readout.py").read_text(encoding="utf-8")  # the product keeps the read-out
+    assert "def read_out_windows" in readout and "def encode_windows" not in readout
     assert not list((REPO / "tests").glob("test_experiments_*.py"))  # the lab's tests live with the lab
 
 

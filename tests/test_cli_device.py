@@ -21,7 +21,7 @@ INFERENCE = {"conba encode", "conba index", "conba search", "conba clones", "con
 # Commands that train: --device only (weights train in float32; train uses bf16 autocast on CUDA).
 TRAINING = {"conba train", "conba pretrain", "conba distill", "conba prune train", "conba experiment ablation",
             "conba experiment all", "conba experiment classifiers", "conba experiment fair",
-            "conba experiment figures", "conba experiment temperature", "conba experiment fragments"}
+            "conba experiment figures", "conba experiment temperature", "conba experiment windows"}
 # Commands with -m/--model that run no model, and why.
 NO_MODEL_RUN: dict[str, str] = {}
 

@@ -76,7 +76,7 @@ def test_size_hint_only_where_the_option_exists(tmp_path, tiny_model):
 
 
 def test_long_text_is_cut_before_tokenising(tiny_model, monkeypatch):
-    from conba.engine import chunks
+    from conba.engine import windows as windowing
     from conba.model import load_model
 
     m = load_model(tiny_model)
@@ -94,19 +94,19 @@ def test_long_text_is_cut_before_tokenising(tiny_model, monkeypatch):
     monkeypatch.setattr(type(tok), "__call__", spy)
     got = m.encode([*normal, long], languages="python")
     np.testing.assert_array_equal(got, expected)
-    assert max(seen) <= 64 * chunks.CHARS_PER_TOKEN < len(long)
-    monkeypatch.setattr(chunks, "CHARS_PER_TOKEN", 10**9)  # no cut at all: the same vectors
+    assert max(seen) <= 64 * windowing.CHARS_PER_TOKEN < len(long)
+    monkeypatch.setattr(windowing, "CHARS_PER_TOKEN", 10**9)  # no cut at all: the same vectors
     np.testing.assert_array_equal(m.encode([*normal, long], languages="python"), got)
 
 
 def test_a_cut_part_too_short_for_the_window_is_cut_later(tiny_model):
-    from conba.engine import chunks
+    from conba.engine import windows as windowing
     from conba.model import load_model
 
     m = load_model(tiny_model)
     width = m.backbone.max_length - 2
-    text = " " * (width * chunks.CHARS_PER_TOKEN + 10) + "def f(x):\n    return x\n" * 200
-    ids = chunks._first_window_ids(m.backbone.tokenizer, [text], width)[0]
+    text = " " * (width * windowing.CHARS_PER_TOKEN + 10) + "def f(x):\n    return x\n" * 200
+    ids = windowing._first_window_ids(m.backbone.tokenizer, [text], width)[0]
     full = m.backbone.tokenizer(text, add_special_tokens=False)["input_ids"]
     assert len(ids) >= width and ids[:width] == full[:width]
 

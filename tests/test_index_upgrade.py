@@ -1,4 +1,4 @@
-"""An index built before its model gained a long-input read-out (a fragment head, max_chunks > 1): `conba index`
+"""An index built before its model gained a long-input read-out (a window head, max_windows > 1): `conba index`
 re-encodes only the functions longer than one window, keeps every other vector bit for bit, and ends as a clean
 build with the new model; readers say so in one line; a model changed under the same name is not "use -m"."""
 
@@ -42,16 +42,16 @@ def _model_folder(backbone: Path, folder: Path) -> Path:
 
 
 def _add_read_out(folder: Path, seed: int = 0):
-    """The model in ``folder`` with a trained-looking linear fragment head and max_chunks 4, saved over it."""
-    from conba.heads.fragments import FragmentConfig, build_fragment_head
+    """The model in ``folder`` with a trained-looking linear window head and max_windows 4, saved over it."""
+    from conba.heads.window_head import WindowHeadConfig, build_window_head
     from conba.model import load_model
 
     model = load_model(str(folder))
-    model.max_chunks = 4
+    model.max_windows = 4
     torch.manual_seed(seed)
-    model.fragment_head = build_fragment_head(FragmentConfig(reader="linear", dim=model.dim))
+    model.window_head = build_window_head(WindowHeadConfig(reader="linear", dim=model.dim))
     with torch.no_grad():
-        model.fragment_head.linear.weight.add_(0.3 * torch.randn_like(model.fragment_head.linear.weight))
+        model.window_head.linear.weight.add_(0.3 * torch.randn_like(model.window_head.linear.weight))
     model.save(folder)
     return load_model(str(folder))
 

@@ -64,11 +64,11 @@ def test_merge_cli(pair, tmp_path):
 
     tuned, _ = pair
     src = tuned.save(tmp_path / "tuned", storage="full")
-    res = CliRunner().invoke(cli, ["merge", str(src), "-a", "1", "-o", str(tmp_path / "out"), "--max-chunks", "3"])
+    res = CliRunner().invoke(cli, ["merge", str(src), "-a", "1", "-o", str(tmp_path / "out"), "--max-windows", "3"])
     assert res.exit_code == 0, res.output
     out = load_model(tmp_path / "out")
-    assert out.max_chunks == 3 and out.threshold is None
-    assert np.allclose(out.encode(CODES, max_chunks=1), tuned.encode(CODES), atol=1e-6)
+    assert out.max_windows == 3 and out.threshold is None
+    assert np.allclose(out.encode(CODES, max_windows=1), tuned.encode(CODES), atol=1e-6)
     res = CliRunner().invoke(cli, ["merge", str(src), "-a", "1", "-o", str(tmp_path / "v"), "--view", "code",
                                    "--save-dtype", "float16"])
     assert res.exit_code == 0, res.output

@@ -137,7 +137,7 @@ def test_corpus_from_folders_and_jsonl(tmp_path, backbone):
     tok, _ = load_hf(str(backbone))
     wins = windows(texts, tok, max_length=16)
     assert all(len(w) <= 16 and w[0] == tok.cls_token_id and w[-1] == tok.sep_token_id for w in wins)
-    assert len(windows(texts, tok, max_length=16, max_chunks=1)) < len(wins)
+    assert len(windows(texts, tok, max_length=16, max_windows=1)) < len(wins)
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "x"}\n')
     with pytest.raises(ValueError, match="'code'"):
@@ -297,3 +297,14 @@ def test_a_crash_while_the_backbone_is_swapped_keeps_the_previous_one(backbone, 
     _, model = load_hf(str(out))  # `--backbone OUT` finds backbone.old
     assert all(torch.equal(before[k], v) for k, v in _weights(out).items())
     assert model is not None
+
+
+def test_max_windows_per_file_keeps_its_file_name():
+    """``max_windows_per_file`` is saved (and signed) as ``max_chunks_per_file``, its file-format name, so runs
+    saved before resume; both names load."""
+    from conba.pretrain.config import PretrainConfig
+
+    cfg = PretrainConfig(data=["x"], max_windows_per_file=3)
+    assert cfg.to_dict()["max_chunks_per_file"] == 3 and "max_windows_per_file" not in cfg.run_signature()
+    assert PretrainConfig.from_dict(cfg.to_dict()) == cfg
+    assert PretrainConfig.from_dict({"data": ["x"], "max_windows_per_file": 3}) == cfg

@@ -20,17 +20,17 @@ LONG = "def long_one(xs):\n" + "".join(f"    total = total + xs[{i}] * {i}\n" fo
 
 @pytest.fixture(scope="module")
 def windowed_model(tiny_backbone, tmp_path_factory) -> str:
-    """A saved model that reads long snippets through windows and a trained-like linear fragment head."""
+    """A saved model that reads long snippets through windows and a trained-like linear window head."""
     import torch
 
-    from conba.heads.fragments import FragmentConfig, build_fragment_head
+    from conba.heads.window_head import WindowHeadConfig, build_window_head
     from conba.model import ConbaModel
 
     model = ConbaModel.create(str(tiny_backbone), max_length=32)
-    head = build_fragment_head(FragmentConfig(reader="linear", dim=model.dim))
+    head = build_window_head(WindowHeadConfig(reader="linear", dim=model.dim))
     with torch.no_grad():
         head.linear.weight.add_(0.05 * torch.randn_like(head.linear.weight))  # not the identity
-    model.fragment_head, model.max_chunks = head, 4
+    model.window_head, model.max_windows = head, 4
     return str(model.save(tmp_path_factory.mktemp("windowed")))
 
 
@@ -42,14 +42,14 @@ def _export(model, tmp_path):
 
 
 def test_vectors_match_the_torch_engine_short_and_windowed(windowed_model, tmp_path):
-    from conba.engine.chunks import chunk_ids
+    from conba.engine.windows import window_ids
     from conba.model import load_model
 
     model = load_model(windowed_model)
     enc = _export(model, tmp_path)
     codes, langs = [*SHORT, LONG], ["python", "java", "", "python"]
-    assert len(chunk_ids(model.backbone, [LONG], 4).ids) > 1  # the long one really has windows
-    assert chunk_ids(enc, codes, 4).ids == chunk_ids(model.backbone, codes, 4).ids  # tokenizers = transformers
+    assert len(window_ids(model.backbone, [LONG], 4).ids) > 1  # the long one really has windows
+    assert window_ids(enc, codes, 4).ids == window_ids(model.backbone, codes, 4).ids  # tokenizers = transformers
     want = model.encode(codes, langs)
     got = enc.encode(codes, langs)
     assert got.dtype == np.float32 and got.shape == want.shape
@@ -57,7 +57,7 @@ def test_vectors_match_the_torch_engine_short_and_windowed(windowed_model, tmp_p
     raw = enc.encode(LONG, "python", normalize=False)
     assert np.abs(raw - model.encode(LONG, "python", normalize=False)).max() < 1e-4
     assert enc.embedding_fingerprint() == model.embedding_fingerprint() and enc.dim == model.dim
-    assert enc.view == model.view and enc.threshold == model.threshold and enc.max_chunks == 4
+    assert enc.view == model.view and enc.threshold == model.threshold and enc.max_windows == 4
 
 
 def test_models_it_cannot_run_are_refused_with_the_reason(tiny_model, tmp_path):

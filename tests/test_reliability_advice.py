@@ -56,7 +56,7 @@ REACH: dict[str, list[str]] = {
 }
 SKIP = {"conba_research/bench/serve_load.py",  # argparse tools behind `conba bench serve-load`, `bench index-scale`:
         "conba_research/bench/ann.py", "conba_research/bench/index_scale.py",  # their advice names their own flags
-        "conba_research/fragment_ship.py"}  # `python -m conba_research.fragment_ship`: its own argparse flags
+        "conba_research/window_ship.py"}  # `python -m conba_research.window_ship`: its own argparse flags
 
 
 def _commands() -> dict[str, click.Command]:

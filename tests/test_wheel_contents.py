@@ -37,7 +37,7 @@ def test_the_wheel_holds_the_product_only(tmp_path):
     assert [n for n in names if n.startswith("conba_research/")] == []
     assert sorted(set(DEVELOPER_TOOLS) & set(names)) == []
     with zipfile.ZipFile(next(tmp_path.glob("conba-*.whl"))) as archive:
-        fragments = archive.read("conba/model/fragments.py").decode()
-    assert "def encode_fragments" not in fragments  # the research reference of the read-out stays in research/
+        readout = archive.read("conba/model/window_readout.py").decode()
+    assert "def encode_windows" not in readout  # the research reference of the read-out stays in research/
     tops = {n.split("/")[0] for n in names}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"conba"}

@@ -27,6 +27,7 @@ from conba.cli.options import (
     seed_option,
 )
 from conba.cli.paths import InputPath
+from conba_research.renamed_commands import RenamedCommands
 
 _FILE = InputPath(dir_okay=False, path_type=Path)
 _DIR = InputPath(file_okay=False, path_type=Path)
@@ -161,7 +162,7 @@ def _examples(text: str):
     return deco
 
 
-@click.group("experiment")
+@click.group("experiment", cls=RenamedCommands)
 def experiment() -> None:
     """Research experiments on ConbaLayer heads: JSON + PNG figures + a markdown report per experiment.
 
@@ -390,7 +391,7 @@ from conba_research.tool_commands import add_tools  # noqa: E402  (the research 
 
 add_tools(experiment)
 
-import conba_research.cli_fragments  # noqa: E402,F401  (registers `conba experiment fragments`)
+import conba_research.cli_windows  # noqa: E402,F401  (registers `conba experiment windows`)
 from conba_research.train_cmd import train  # noqa: E402  (conba train with the research knobs)
 
 experiment.add_command(train)

@@ -64,7 +64,7 @@ def main() -> None:
     ap.add_argument("--view", action="append", default=None, help="input view(s) to test (default: code)")
     ap.add_argument("--data", action="append", required=True)
     ap.add_argument("--limit", type=int, default=0, help="about N records (whole groups, seeded)")
-    ap.add_argument("--max-chunks", type=int, default=None)
+    ap.add_argument("--max-windows", "--max-chunks", dest="max_windows", type=int, default=None)
     ap.add_argument("--json-out", default=None, help="also write the rows to this JSON file")
     ap.add_argument("--lexical-weight", type=float, default=None,
                     help="score with the fused lexical + dense score at this weight (default: the model's)")
@@ -87,7 +87,7 @@ def main() -> None:
             for variant in ("clean", "header"):
                 codes = [r.code if variant == "clean" else with_header(r.code, r.language) for r in recs]
                 t0 = time.time()
-                emb = model.encode(codes, languages=langs, view=view, max_chunks=args.max_chunks)
+                emb = model.encode(codes, languages=langs, view=view, max_windows=args.max_windows)
                 sim = embedding_similarity(emb)
                 if weight:  # the lexical vectors read the text as given (header included), idf of the set
                     lex = LexicalVectorizer().vectors(codes)

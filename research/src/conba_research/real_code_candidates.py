@@ -143,7 +143,7 @@ def check(model, provider, layer: int, spec: str, n: int = 24) -> float:
     records = load_records(spec.partition(":")[0])[:n]
     codes, langs = [r.code for r in records], [r.language for r in records]
     a = embed(model, provider, codes, langs, layer, "check")
-    b = model.encode(codes, languages=langs, show_progress_bar=False, max_chunks=1)
+    b = model.encode(codes, languages=langs, show_progress_bar=False, max_windows=1)
     return float(np.abs(a - b).max())
 
 
@@ -177,7 +177,7 @@ def main() -> None:
     for name in args.model:
         t0 = time.time()
         model = load_model(name, prune=False)
-        model.max_chunks = 1
+        model.max_windows = 1
         if args.max_length:
             model.backbone.config.max_length = args.max_length
         r: dict = {"fingerprint": model.fingerprint()}

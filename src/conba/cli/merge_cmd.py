@@ -18,7 +18,8 @@ from conba.cli.options import FiniteFloat, output_dir_option, view_option
 @click.option("--base", default=None, metavar="M",
               help="The model MODEL was fine-tuned from (default: its untuned backbone with a fresh head).")
 @output_dir_option("Folder to write the merged model to.")
-@click.option("--max-chunks", type=click.IntRange(1), default=None,
+@click.option("--max-windows", "max_windows", type=click.IntRange(1), default=None,
+              cls=AliasOption, aliases=["--max-chunks"],
               help="Windows per long snippet for the merged model (default: MODEL's).")
 @view_option
 @click.option("--save-dtype", "dtype", type=click.Choice(["float32", "float16"]), default="float32", show_default=True,
@@ -27,7 +28,7 @@ from conba.cli.options import FiniteFloat, output_dir_option, view_option
 @click.option("--head", "head", type=click.Choice(["merge", "none"]), default="merge", show_default=True,
               help="merge: average the heads too; none: mean-pool the merged backbone (no head).")
 @friendly_errors
-def merge_cmd(finetuned: str, alpha: float, base: str | None, out: Path, max_chunks: int | None,
+def merge_cmd(finetuned: str, alpha: float, base: str | None, out: Path, max_windows: int | None,
               view: str | None, dtype: str, head: str) -> None:
     """Average every weight of MODEL with its untuned base: alpha * MODEL + (1 - alpha) * base
     (WiSE-FT). Fine-tuning on one kind of code can cost accuracy on another; the merge keeps part of
@@ -47,8 +48,8 @@ def merge_cmd(finetuned: str, alpha: float, base: str | None, out: Path, max_chu
     merged = merge(tuned, load_model(base, prune=False) if base else None, alpha)
     if head == "none":
         drop_head(merged)
-    if max_chunks is not None:
-        merged.max_chunks = max_chunks
+    if max_windows is not None:
+        merged.max_windows = max_windows
     if view is not None:
         merged.view = view
     merged.threshold = None  # the fine-tuned model's calibrated threshold does not hold for the merge

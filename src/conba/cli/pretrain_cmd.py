@@ -30,7 +30,9 @@ from conba.cli.paths import InputPath
 @click.option("--steps", default=1000, show_default=True, help="Optimizer steps.")
 @click.option("--max-length", default=128, show_default=True,
               help="Tokens per training window (longer code is cut into windows).")
-@click.option("--max-chunks-per-file", default=0, show_default=True, help="Windows kept per file/snippet; 0 = all.")
+@click.option("--max-windows-per-file", "max_windows_per_file", cls=AliasOption,
+              aliases=["--max-chunks-per-file"], default=0, show_default=True,
+              help="Windows kept per file/snippet; 0 = all.")
 @click.option("--train-batch-size", "batch_size", cls=AliasOption,
               deprecated_aliases=["-b", "--batch-size"], default=16,
               show_default=True, metavar="N", help="Sequences per training batch.")

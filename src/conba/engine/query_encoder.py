@@ -9,13 +9,14 @@ is written once to a folder of the cache (``$CONBA_CACHE/query/KEY``) holding
 
 * ``model.onnx`` (weights in ``model.data``): token ids and mask (b, l) -> each window's vector (b, d),
   unnormalised: the backbone, its read-out and the head, as ``ConbaModel.encode`` runs them on one window;
-* ``fragment_head.onnx`` (models with a fragment head): windows (n, f, d), mask, weights -> (n, d);
+* ``fragment_head.onnx`` (models with a window head; the file-format name, as in the model folder): windows
+  (n, f, d), mask, weights -> (n, d);
 * ``tokenizer.json``: the backbone's fast tokenizer, read by ``tokenizers``;
-* ``manifest.json``: the windowing (max length, special tokens, ``max_chunks``), the input view, the
+* ``manifest.json``: the windowing (max length, special tokens, ``max_windows``), the input view, the
   fingerprints, thresholds and lexical weight of the model.
 
 :class:`QueryEncoder` then encodes with ONNX Runtime, ``tokenizers`` and numpy only, through the same
-windowing code as the torch path (:func:`conba.engine.chunks.chunk_ids`). ``KEY`` is the model folder's
+windowing code as the torch path (:func:`conba.engine.windows.window_ids`). ``KEY`` is the model folder's
 stamp (its files' names, sizes and times, the view and load options): a changed model is another key, and
 the export is made again from the new weights. Set ``CONBA_QUERY_ENGINE=torch`` to always encode with torch.
 """
@@ -32,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from conba.engine.batching import CPU_BATCH_SIZE, CPU_BATCH_TOKENS, DETERMINISTIC, length_sorted_rows, pad_arrays
-from conba.engine.chunks import chunk_ids
+from conba.engine.windows import window_ids
 from conba.errors import ConfigError, FormatError
 
 __all__ = ["ENGINE_ENV", "EXPORT_VERSION", "MANIFEST", "QueryEncoder", "cache_dir", "folder_key", "load_cached",
@@ -88,7 +89,7 @@ def load_cached(key: str) -> QueryEncoder | None:
 
 
 class _Tokenizer:
-    """A ``tokenizers.Tokenizer`` called as a transformers tokenizer is (what :func:`chunk_ids` calls)."""
+    """A ``tokenizers.Tokenizer`` called as a transformers tokenizer is (what :func:`window_ids` calls)."""
 
     def __init__(self, path: Path):
         from tokenizers import Tokenizer
@@ -106,7 +107,7 @@ class _Tokenizer:
 class QueryEncoder:
     """An exported model (see the module docstring) with the part of ``ConbaModel``'s interface that the
     query commands use: ``encode``, ``encode_query``, ``view``, ``dim``, ``threshold``, ``clone_threshold``,
-    ``lexical_weight``, ``max_chunks``, ``fingerprint()`` and ``embedding_fingerprint()``."""
+    ``lexical_weight``, ``max_windows``, ``fingerprint()`` and ``embedding_fingerprint()``."""
 
     engine = "onnx-query"  # what ran; not an index engine (its vectors match torch's, see docs/speed.md)
 
@@ -129,12 +130,12 @@ class QueryEncoder:
         opts.log_severity_level = 3
         self._session = ort.InferenceSession(str(self.directory / m["model"]), opts,
                                              providers=["CPUExecutionProvider"])
-        fragments = m.get("fragment_head")
-        self._fragments = None if not fragments else ort.InferenceSession(
-            str(self.directory / fragments), opts, providers=["CPUExecutionProvider"])
+        head_file = m.get("fragment_head")  # the manifest's file-format name of the window head
+        self._window_head = None if not head_file else ort.InferenceSession(
+            str(self.directory / head_file), opts, providers=["CPUExecutionProvider"])
         self.tokenizer = _Tokenizer(self.directory / m["tokenizer"])
         self.max_length = int(m["max_length"])
-        self.max_chunks = m.get("max_chunks")
+        self.max_windows = m.get("max_chunks")  # the manifest's file-format name of max_windows
         self.view = m.get("view") or "raw"
         self.dim = int(m["dim"])
         self.threshold = m.get("threshold")
@@ -142,7 +143,7 @@ class QueryEncoder:
         self.lexical_weight = float(m.get("lexical_weight") or 0.0)
         self._split_identifiers = bool(m.get("split_identifiers"))
 
-    # the parts of a Backbone that chunk_ids reads
+    # the parts of a Backbone that window_ids reads
     def preprocess(self, code: str) -> str:
         from conba.text import split_identifiers
 
@@ -166,7 +167,7 @@ class QueryEncoder:
                batch_size: int | None = None, show_progress_bar: bool | None = None, normalize: bool = True,
                engine: str | None = None, view: str | None = None, **_: Any) -> np.ndarray:
         """float32 (n, d) numpy, in input order (one snippet: (d,)), as ``ConbaModel.encode`` gives them on
-        the CPU: the input ``view`` (default: the model's), windows of long snippets read by the fragment head
+        the CPU: the input ``view`` (default: the model's), windows of long snippets read by the window head
         (or averaged), L2-normalised unless ``normalize`` is False. ``engine`` and the torch-only options are
         ignored."""
         single = isinstance(codes, str)
@@ -185,10 +186,10 @@ class QueryEncoder:
             codes, _view_stats = apply_views(codes, languages, check_view(view))
         out = np.zeros((len(codes), self.dim), np.float32)
         if codes:
-            chunks = chunk_ids(self, codes, self.max_chunks)
-            windows = self._windows(chunks.ids, batch_size or CPU_BATCH_SIZE)
-            out = windows if len(chunks.ids) == len(codes) else self._read_out(windows, chunks.owner,
-                                                                                 chunks.weight, len(codes))
+            cut = window_ids(self, codes, self.max_windows)
+            windows = self._windows(cut.ids, batch_size or CPU_BATCH_SIZE)
+            out = windows if len(cut.ids) == len(codes) else self._read_out(windows, cut.owner,
+                                                                              cut.weight, len(codes))
         if normalize:
             out = out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         return out[0] if single else out
@@ -203,7 +204,7 @@ class QueryEncoder:
         return out
 
     def _read_out(self, windows: np.ndarray, owner: list[int], weight: list[int], n: int) -> np.ndarray:
-        """One vector per snippet: its window when it has one, else the fragment head's read-out of its
+        """One vector per snippet: its window when it has one, else the window head's read-out of its
         windows in order (without one: their token-weighted mean), as ``ConbaModel.encode``."""
         owner_a = np.asarray(owner)
         count = np.bincount(owner_a, minlength=n)
@@ -221,8 +222,8 @@ class QueryEncoder:
             x[row, :k] = windows[first[snippet]:first[snippet] + k]
             mask[row, :k] = True
             w[row, :k] = weight[first[snippet]:first[snippet] + k]
-        if self._fragments is not None:
-            out[many] = self._fragments.run(None, {"x": x, "mask": mask, "weight": w})[0]
-        else:  # conba.engine.chunks.pool_chunks
+        if self._window_head is not None:
+            out[many] = self._window_head.run(None, {"x": x, "mask": mask, "weight": w})[0]
+        else:  # conba.engine.windows.pool_windows
             out[many] = (x * w[..., None]).sum(axis=1) / np.maximum(w.sum(axis=1), 1.0)[:, None]
         return out

@@ -5,8 +5,8 @@ Glossary: b batch, l tokens, n snippets, f windows per snippet, d model width.
 ``model.onnx`` is one float32 graph from token ids to a window's vector: the embeddings and layers as conba
 runs them for its ONNX engine (:class:`conba.engine.onnx_export.Segment`, eager attention; backbones conba
 cannot run layer by layer: their own forward), then the backbone's read-out and the head, exactly
-``ConbaModel._embed_batch`` on the torch engine. A fragment head is exported as a second graph over the
-windows of long snippets (its reader, :meth:`FragmentHead._read`). The weights go to ``model.data``
+``ConbaModel._embed_batch`` on the torch engine. A window head is exported as a second graph over the
+windows of long snippets (its reader, :meth:`WindowHead._read`). The weights go to ``model.data``
 (external data, mapped at load). No ONNX Runtime graph optimisation is saved, so the files do not depend
 on its version. The tokenizer is saved as ``tokenizer.json``.
 
@@ -27,8 +27,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from conba.engine.chunks import special_template
 from conba.engine.query_encoder import EXPORT_VERSION, FORMAT, MANIFEST
+from conba.engine.windows import special_template
 from conba.errors import ConbaError
 from conba.utils.io import replace_dir, write_json_atomic
 
@@ -81,14 +81,14 @@ class _Windows(nn.Module):
 
 
 class _Reader(nn.Module):
-    """The fragment head's reader over the windows of long snippets: x (n, f, d), mask (n, f), weight (n, f)."""
+    """The window head's reader over the windows of long snippets: x (n, f, d), mask (n, f), weight (n, f)."""
 
     def __init__(self, head: nn.Module):
         super().__init__()
         self.head = head
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-        read: Any = self.head._read  # the fragment head's read-out (nn.Module attributes type as Tensor | Module)
+        read: Any = self.head._read  # the window head's read-out (nn.Module attributes type as Tensor | Module)
         return read(x, mask, weight * mask.to(weight.dtype))
 
 
@@ -134,14 +134,14 @@ def export_query_encoder(model: Any, directory: str | Path) -> Path:
             with torch.no_grad(), _eager(backbone.model):
                 _export(_Windows(model).eval(), (ids, mask), tmp / "model.onnx", ["input_ids", "attention_mask"], axes)
                 _weights_apart(tmp / "model.onnx")
-                fragments = None
-                if model.fragment_head is not None and model.max_chunks != 1:
-                    fragments = "fragment_head.onnx"
+                head_file = None
+                if model.window_head is not None and model.max_windows != 1:
+                    head_file = "fragment_head.onnx"  # file-format names (this and the manifest's keys), kept
                     x = torch.randn(2, 3, model.dim)
                     m = torch.tensor([[True, True, True], [True, True, False]])
                     w = torch.tensor([[5.0, 4.0, 2.0], [7.0, 3.0, 0.0]])
                     window_axes = {0: "n", 1: "f"}
-                    _export(_Reader(model.fragment_head).eval(), (x, m, w), tmp / fragments, ["x", "mask", "weight"],
+                    _export(_Reader(model.window_head).eval(), (x, m, w), tmp / head_file, ["x", "mask", "weight"],
                             {"x": window_axes, "mask": window_axes, "weight": window_axes, "out": {0: "n"}})
         except Exception as exc:  # the exporter's errors are many and version-dependent: say which, keep torch
             raise NotExportable(f"the ONNX exporter failed ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})") \
@@ -149,10 +149,10 @@ def export_query_encoder(model: Any, directory: str | Path) -> Path:
         backbone.tokenizer.backend_tokenizer.save(str(tmp / "tokenizer.json"))
         prefix, suffix = special_template(backbone.tokenizer)
         manifest = {
-            "format": FORMAT, "version": EXPORT_VERSION, "model": "model.onnx", "fragment_head": fragments,
+            "format": FORMAT, "version": EXPORT_VERSION, "model": "model.onnx", "fragment_head": head_file,
             "tokenizer": "tokenizer.json", "max_length": backbone.max_length, "special": [prefix, suffix],
             "pad_id": backbone.pad_id, "left_padding": backbone.left_padding,
-            "split_identifiers": bool(backbone.config.split_identifiers), "max_chunks": model.max_chunks,
+            "split_identifiers": bool(backbone.config.split_identifiers), "max_chunks": model.max_windows,
             "view": model.view, "dim": model.dim, "fingerprint": model.fingerprint(),
             "embedding_fingerprint": model.embedding_fingerprint(), "threshold": model.threshold,
             "clone_threshold": model.clone_threshold, "lexical_weight": float(model.lexical_weight or 0.0),

@@ -77,7 +77,7 @@ def calibration_batches(model, codes: Sequence[str], languages: str | Sequence[s
     """The snippets as ``model.encode`` feeds them to the backbone (input view, windows, length-sorted
     padded batches). Returns ((ids, mask), ...), each int64 (b, l)."""
     from conba.engine.batching import length_sorted_batches, pad_token_id
-    from conba.engine.chunks import chunk_ids
+    from conba.engine.windows import window_ids
     from conba.syntax.view import apply_views
 
     codes = list(codes)
@@ -89,10 +89,10 @@ def calibration_batches(model, codes: Sequence[str], languages: str | Sequence[s
         raise ConfigError(f"got {len(codes)} calibration snippets but {len(languages)} languages")
     if model.view != "raw":
         codes, _ = apply_views(codes, list(languages), model.view)
-    chunks = chunk_ids(model.backbone, codes, model.max_chunks)
+    cut = window_ids(model.backbone, codes, model.max_windows)
     pad = pad_token_id(model.backbone.tokenizer)
     return tuple((b.input_ids.numpy(), b.attention_mask.numpy())
-                 for b in length_sorted_batches(chunks.ids, batch_size, pad, max_tokens))
+                 for b in length_sorted_batches(cut.ids, batch_size, pad, max_tokens))
 
 
 def segment_feeds(paths: Sequence[Path], batches: Batches, prune) -> list[list[Feed]]:

@@ -3,8 +3,8 @@
 Glossary: n snippets.
 
 A snippet is *long* when, after the model's input view, its tokens do not fit one window of the
-backbone (512 tokens for the default): that is where truncation loses code and a fragment read-out
-(:mod:`conba.heads.fragments`) acts. :func:`long_query_map` scores only those snippets as queries,
+backbone (512 tokens for the default): that is where truncation loses code and a window head
+(:mod:`conba.heads.window_head`) acts. :func:`long_query_map` scores only those snippets as queries,
 each against every candidate of the other language (short and long), so the numbers of two models
 on the same data compare directly.
 """
@@ -25,15 +25,15 @@ def long_mask(model: Any, codes: Sequence[str], languages: Sequence[str]) -> np.
     backbone = getattr(model, "backbone", None)
     if backbone is None or not hasattr(backbone, "tokenizer"):
         return None
-    from conba.engine.chunks import chunk_ids
+    from conba.engine.windows import window_ids
     from conba.syntax.view import apply_views, check_view
 
     codes = list(codes)
     view = check_view(getattr(model, "view", "raw"))
     if view != "raw":
         codes, _ = apply_views(codes, list(languages), view)
-    chunks = chunk_ids(backbone, codes, None, prompt=backbone.prompt())
-    return np.bincount(np.asarray(chunks.owner, dtype=np.int64), minlength=len(codes)) > 1
+    cut = window_ids(backbone, codes, None, prompt=backbone.prompt())
+    return np.bincount(np.asarray(cut.owner, dtype=np.int64), minlength=len(codes)) > 1
 
 
 def long_query_map(sim: np.ndarray, groups: Sequence[str], languages: Sequence[str],

@@ -25,11 +25,12 @@ from conba.encoder.sdtp.scorer import pruner_key
 from conba.engine.batching import CPU_BATCH_TOKENS
 from conba.errors import ConbaError, ConfigError
 from conba.heads import Head, HeadConfig, build_head
+from conba.model.old_names import OldNames, renamed
 from conba.syntax.view import check_view
 
 if TYPE_CHECKING:
     from conba.encoder.sdtp import PruneModule
-    from conba.heads.fragments import FragmentHead
+    from conba.heads.window_head import WindowHead
 
 CONFIG_NAME = MODEL_CONFIG_NAME
 DEFAULT_MODEL_DIR = Path(__file__).parent.parent / SHIPPED_MODEL_DIRS["default"]
@@ -51,7 +52,7 @@ def _state_hash(h: Any, state: dict[str, torch.Tensor]) -> None:
         h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
 
 
-class ConbaModel(nn.Module):
+class ConbaModel(OldNames, nn.Module):
     """A code encoder: backbone token states -> head -> one (normalised) vector per snippet."""
 
     def __init__(self, backbone: Backbone, head: Head, threshold: float | None = None,
@@ -69,10 +70,11 @@ class ConbaModel(nn.Module):
         self.pruner: PruneModule | None = None  # SDTP token scorers (conba.prune), saved in prune/
         self.use_pruning = True  # encode() prunes when a pruner is attached; load_model(prune=False) turns it off
         self._engines: dict = {}  # ONNX Runtime encoders built on first use (conba.engine.onnx_runtime)
-        self.max_chunks: int | None = 1  # windows per long snippet (conba.engine.chunks); 1 = truncate
-        # The read-out of a long snippet's windows (conba.heads.fragments.FragmentHead, saved in fragment_head/);
-        # None: their token-weighted mean. Used only when max_chunks != 1; one-window snippets never see it.
-        self.fragment_head: FragmentHead | None = None
+        self.max_windows: int | None = 1  # windows per long snippet (conba.engine.windows); 1 = truncate
+        # The window head: the read-out of a long snippet's windows (conba.heads.window_head.WindowHead, saved in
+        # fragment_head/); None: their token-weighted mean. Used only when max_windows != 1; one-window snippets
+        # never see it.
+        self.window_head: WindowHead | None = None
         if backbone.readout is not None and head.needs_tokens:
             raise ConfigError(f"head {head.config.kind}/{head.config.mode} reads every token state, but the backbone "
                               f"has its own read-out ({backbone.readout.config.describe()}); use a pooled head "
@@ -147,12 +149,12 @@ class ConbaModel(nn.Module):
                convert_to_numpy: bool = True, convert_to_tensor: bool = False,
                engine: str = "torch",
                max_batch_tokens: int | None | str = "auto",
-               max_chunks: int | None = None,
+               max_windows: int | None = None,
                view: str | None = None, *,
                normalize_embeddings: bool | None = None, precision: str = "float32",
                device: str | torch.device | None = None,
                dtype: str | torch.dtype | None = None, prompt_name: str | None = None,
-               prompt: str | None = None) -> np.ndarray | torch.Tensor:
+               prompt: str | None = None, max_chunks: int | None = None) -> np.ndarray | torch.Tensor:
         """Embed code snippets. Returns float32 (n, d) (numpy by default), in input order.
 
         Snippets are tokenized once and sorted by token length so each batch pads little; the order
@@ -171,15 +173,18 @@ class ConbaModel(nn.Module):
         ``engine``: "torch" (default), "onnx" (ONNX Runtime, dynamic int8) or "onnx-fp32"; both
         ONNX engines need ``pip install 'conba[onnx]'``. An attached SDTP pruner (``conba prune
         train``) prunes tokens in every engine unless ``use_pruning`` is False.
-        ``max_chunks``: a snippet longer than the backbone's window is cut into up to this many
-        windows whose vectors are averaged (:mod:`conba.engine.chunks`), or read by the model's
-        ``fragment_head`` when it has one; 1 truncates to the first window. None: the model's setting
-        (``self.max_chunks``). A snippet of one window gets the same vector whatever the setting.
+        ``max_windows``: a snippet longer than the backbone's window is cut into up to this many
+        windows whose vectors are averaged (:mod:`conba.engine.windows`), or read by the model's
+        ``window_head`` when it has one; 1 truncates to the first window. None: the model's setting
+        (``self.max_windows``; ``max_chunks``: its old name). A snippet of one window gets the same vector whatever
+        the setting.
         ``view`` (default: the model's ``view``) is the input view each snippet goes through first
         (:func:`conba.syntax.view.apply_views`; snippets without a language stay raw).
         sentence-transformers' names work too: ``normalize_embeddings`` and ``precision`` (float32,
         int8, uint8, binary, ubinary: :mod:`conba.engine.precision`).
         """
+        if max_chunks is not None:
+            max_windows = renamed("max_chunks", max_chunks, max_windows)
         if normalize_embeddings is not None:  # sentence-transformers' name for ``normalize``
             normalize = normalize_embeddings
         if device is not None or dtype is not None:
@@ -191,7 +196,7 @@ class ConbaModel(nn.Module):
             from conba.engine.precision import quantize
 
             full = self.encode(codes, languages, batch_size, show_progress_bar, normalize, engine=engine,
-                               max_batch_tokens=max_batch_tokens, max_chunks=max_chunks, view=view,
+                               max_batch_tokens=max_batch_tokens, max_windows=max_windows, view=view,
                                prompt_name=prompt_name, prompt=prompt)
             return quantize(np.asarray(full), precision)
         single = isinstance(codes, str)
@@ -212,7 +217,7 @@ class ConbaModel(nn.Module):
             codes, _ = apply_views(codes, languages, view)
         from conba.engine import ENGINES
         from conba.engine.batching import plan_batches
-        from conba.engine.chunks import check_max_chunks, chunk_ids, pool_chunks
+        from conba.engine.windows import check_max_windows, pool_windows, window_ids
         from conba.settings import apply_threads
 
         if engine not in ENGINES:
@@ -222,21 +227,21 @@ class ConbaModel(nn.Module):
         apply_threads()
         out = torch.zeros(len(codes), self.dim)
         if codes:
-            chunks = chunk_ids(self.backbone, codes, check_max_chunks(
-                self.max_chunks if max_chunks is None else max_chunks),
+            cut = window_ids(self.backbone, codes, check_max_windows(
+                self.max_windows if max_windows is None else max_windows),
                 prompt=self.backbone.prompt(prompt_name, prompt))  # one tokenizer pass
             if show_progress_bar is None:
-                show_progress_bar = len(chunks.ids) > 4 * plan.batch_size and sys.stderr.isatty()
-            windows = self._embed_windows(chunks, languages, plan.batch_size, plan.max_tokens, engine,
+                show_progress_bar = len(cut.ids) > 4 * plan.batch_size and sys.stderr.isatty()
+            windows = self._embed_windows(cut, languages, plan.batch_size, plan.max_tokens, engine,
                                           show_progress_bar)
-            if len(chunks.ids) == len(codes):
+            if len(cut.ids) == len(codes):
                 out = windows
-            elif self.fragment_head is not None:
-                from conba.model.fragments import read_out_windows
+            elif self.window_head is not None:
+                from conba.model.window_readout import read_out_windows
 
-                out = read_out_windows(self.fragment_head, windows, chunks.owner, chunks.weight, len(codes))
+                out = read_out_windows(self.window_head, windows, cut.owner, cut.weight, len(codes))
             else:
-                out = pool_chunks(windows, chunks, len(codes))
+                out = pool_windows(windows, cut, len(codes))
         if normalize:
             out = torch.nn.functional.normalize(out, dim=-1)
         if single:
@@ -245,22 +250,22 @@ class ConbaModel(nn.Module):
             return out
         return out.numpy() if convert_to_numpy else out
 
-    def _embed_windows(self, chunks: Any, languages: Sequence[str], batch_size: int, max_tokens: int | None,
+    def _embed_windows(self, cut: Any, languages: Sequence[str], batch_size: int, max_tokens: int | None,
                        engine: str, show_progress_bar: bool, desc: str = "encode") -> torch.Tensor:
-        """Every window of ``chunks`` (:func:`conba.engine.chunks.chunk_ids`) through the model in
+        """Every window of ``cut`` (:func:`conba.engine.windows.window_ids`) through the model in
         length-sorted batches; ``languages``: one per snippet. Returns float32 (c, d) on the CPU, c windows."""
         from tqdm.auto import tqdm
 
         from conba.engine import length_sorted_batches, pad_token_id
         from conba.engine.batching import DETERMINISTIC
 
-        device, owner = self.device, chunks.owner
+        device, owner = self.device, cut.owner
         if DETERMINISTIC and engine == "onnx":  # dynamic int8: the activation scale is the whole batch's
             batch_size = 1
-        bar = tqdm(total=len(chunks.ids), desc=desc, unit="window", disable=not show_progress_bar)
-        windows = torch.zeros(len(chunks.ids), self.dim)
-        with self.backbone.prompt_scope(chunks.prompt_tokens):
-            for batch in length_sorted_batches(chunks.ids, batch_size, pad_token_id(self.backbone.tokenizer),
+        bar = tqdm(total=len(cut.ids), desc=desc, unit="window", disable=not show_progress_bar)
+        windows = torch.zeros(len(cut.ids), self.dim)
+        with self.backbone.prompt_scope(cut.prompt_tokens):
+            for batch in length_sorted_batches(cut.ids, batch_size, pad_token_id(self.backbone.tokenizer),
                                                max_tokens, left=self.backbone.left_padding,
                                                same_length=DETERMINISTIC):
                 lang_ids = self.head.language_ids([languages[owner[i]] for i in batch.index]).to(device)
@@ -336,19 +341,20 @@ class ConbaModel(nn.Module):
         if self.backbone.readout is not None:  # only then: models without one keep their fingerprints
             h.update(json.dumps(self.backbone.readout.config.to_dict(), sort_keys=True).encode())
             _state_hash(h, self.backbone.readout.state_dict())
-        if self.fragment_head is not None:  # likewise: models without one keep their fingerprints
-            h.update(json.dumps(self.fragment_head.config.to_dict(), sort_keys=True).encode())
-            _state_hash(h, self.fragment_head.state_dict())
+        if self.window_head is not None:  # likewise: models without one keep their fingerprints
+            h.update(json.dumps(self.window_head.config.to_dict(), sort_keys=True).encode())
+            _state_hash(h, self.window_head.state_dict())
         return h.hexdigest()[:16]
 
     def embedding_fingerprint(self) -> str:
         """Identity of the vectors ``encode()`` gives: :meth:`fingerprint` (the weights), combined with
         the SDTP pruner's settings and weights while pruning is on (pruned vectors differ slightly),
-        with ``max_chunks`` unless it is 1 (long inputs pooled over windows) and with the input view
+        with ``max_windows`` unless it is 1 (long inputs pooled over windows) and with the input view
         unless it is ``raw`` (vectors of two views never mix in an index)."""
         key = self.fingerprint()
-        if self.max_chunks != 1:
-            key = hashlib.sha256(f"{key}|chunks={self.max_chunks}".encode()).hexdigest()[:16]
+        if self.max_windows != 1:
+            # "chunks=" is the old word for max_windows, kept byte for byte: indexes and query caches hold this key
+            key = hashlib.sha256(f"{key}|chunks={self.max_windows}".encode()).hexdigest()[:16]
         if self.pruner is not None and self.use_pruning:
 
             key = hashlib.sha256(f"{key}|{pruner_key(self.pruner)}".encode()).hexdigest()[:16]

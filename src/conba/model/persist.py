@@ -7,14 +7,21 @@ A saved model is a folder::
     prune/                   SDTP scorers (optional): prune_config.json + prune.safetensors
     readout/                 the backbone's own read-out (optional: pooling other than the mean, Dense,
                              prompts; conba.encoder.readout): readout_config.json + readout.safetensors
-    fragment_head/           the read-out of a long snippet's windows (optional; conba.heads.fragments):
-                             fragment_config.json + fragment_head.safetensors, used when max_chunks != 1
+    fragment_head/           the window head, the read-out of a long snippet's windows (optional;
+                             conba.heads.window_head): fragment_config.json + fragment_head.safetensors, used
+                             when max_windows != 1
     backbone/                full Hugging Face folder (safetensors + tokenizer), or
     backbone_delta.safetensors   only the tensors that differ from an always-available base model
 
 Loading refuses a ``format_version`` newer than this conba writes and checks that the weights it
 read hash to the stored ``fingerprint`` (float16 saves round the weights before hashing, so they
 round-trip exactly). A backbone saved with ``trust_remote_code`` loads only with that opt-in again.
+
+File-format names: a long snippet is cut into *windows*, read by the *window head* (the code once said chunks
+and fragments). The files keep the old names, so that folders saved before load unchanged, older conba versions
+read new folders, and no stored file or fingerprint changes: ``fragment_head/`` (with ``fragment_config.json``
+and ``fragment_head.safetensors``) is the window head's folder, and the ``conba_config.json`` key ``max_chunks``
+is ``max_windows`` (:class:`conba.model.config.ModelConfig` reads ``max_windows`` too, and writes ``max_chunks``).
 """
 
 from __future__ import annotations
@@ -41,6 +48,8 @@ from conba.utils.saved import read_tensors, write_tensors
 
 if TYPE_CHECKING:
     from conba.model.core import ConbaModel
+
+HEAD_FOLDER = "fragment_head"  # the window head's folder: its file-format name (see the module docstring)
 
 
 def round_to(dtype: torch.dtype, tensors: Sequence[torch.Tensor]) -> None:
@@ -95,24 +104,24 @@ def save_model(model: ConbaModel, directory: str | Path, storage: str = "auto", 
     readout = model.backbone.readout
     if dtype == "float16":
         round_to(torch.float16, list(model.head.parameters()) + list(readout.parameters() if readout else [])
-                 + list(model.fragment_head.parameters() if model.fragment_head is not None else []))
+                 + list(model.window_head.parameters() if model.window_head is not None else []))
     save_head(model.head, directory / "head")
     if readout is not None:
         save_readout(readout, directory / "readout")
     else:
         shutil.rmtree(directory / "readout", ignore_errors=True)
-    if model.fragment_head is not None:
-        from conba.heads.fragments import save_fragment_head
+    if model.window_head is not None:
+        from conba.heads.window_head import save_window_head
 
-        save_fragment_head(model.fragment_head, directory / "fragment_head")
+        save_window_head(model.window_head, directory / HEAD_FOLDER)
     else:
-        shutil.rmtree(directory / "fragment_head", ignore_errors=True)
+        shutil.rmtree(directory / HEAD_FOLDER, ignore_errors=True)
     if model.pruner is not None:
         save_pruner(model.pruner, directory / "prune")
     else:
         shutil.rmtree(directory / "prune", ignore_errors=True)
     ModelConfig(format_version=FORMAT_VERSION, backbone=model.backbone.config.to_dict(), backbone_storage=storage,
-                dtype=dtype, threshold=model.threshold, max_chunks=model.max_chunks,
+                dtype=dtype, threshold=model.threshold, max_windows=model.max_windows,
                 clone_threshold=model.clone_threshold or None, fingerprint=model.fingerprint(), view=model.view,
                 lexical_weight=model.lexical_weight, info=model.info).save(directory / CONFIG_NAME)
     if sentence_transformers:
@@ -176,23 +185,23 @@ def _load_backbone(directory: Path, config: ModelConfig, trust_remote_code: bool
         raise ModelError(f"{directory}: {exc}") from None
 
 
-def _load_fragment_head(folder: Path, dim: int):
+def _load_window_head(folder: Path, dim: int):
     """The saved read-out of long snippets' windows, checked against the model's width (ModelError)."""
-    from conba.heads.fragments import load_fragment_head
+    from conba.heads.window_head import load_window_head
 
     try:
-        head = load_fragment_head(folder)
+        head = load_window_head(folder)
     except (FileNotFoundError, ValueError, FormatError) as exc:  # ConfigError is a ValueError
-        raise ModelError(f"{folder}: fragment head unusable ({exc})") from None
+        raise ModelError(f"{folder}: window head unusable ({exc})") from None
     if head.config.dim != dim:
-        raise ModelError(f"{folder}: the fragment head is {head.config.dim} wide but the model's vectors are {dim}")
+        raise ModelError(f"{folder}: the window head is {head.config.dim} wide but the model's vectors are {dim}")
     return head.eval()
 
 
 def load_folder(cls: type[ConbaModel], directory: str | Path, trust_remote_code: bool = False) -> ConbaModel:
     """:meth:`ConbaModel.load`."""
     from conba.encoder.sdtp.scorer import load_pruner
-    from conba.engine.chunks import check_max_chunks
+    from conba.engine.windows import check_max_windows
 
     directory = existing_dir(directory)  # NAME.old when a crash mid-swap left only that (replace_dir)
     cfg_path = directory / CONFIG_NAME
@@ -200,14 +209,14 @@ def load_folder(cls: type[ConbaModel], directory: str | Path, trust_remote_code:
     backbone = _load_backbone(directory, config, trust_remote_code)
     head = load_head(directory / "head")
     model = cls(backbone, head, threshold=config.threshold, info=config.info, view=config.view)
-    if (directory / "fragment_head").is_dir():
-        model.fragment_head = _load_fragment_head(directory / "fragment_head", model.dim)
+    if (directory / HEAD_FOLDER).is_dir():
+        model.window_head = _load_window_head(directory / HEAD_FOLDER, model.dim)
     stored = config.fingerprint
     if stored and model.fingerprint() != stored:
         raise ModelError(f"{directory}: the weights do not match the fingerprint in {CONFIG_NAME} "
                          f"({model.fingerprint()} != {stored}); the folder was changed or is corrupt, re-save it")
     try:
-        model.max_chunks = check_max_chunks(config.max_chunks)  # old folders: 1, truncation
+        model.max_windows = check_max_windows(config.max_windows, "max_windows ('max_chunks')")  # old folders: 1
     except ValueError as exc:
         raise ModelError(f"{cfg_path}: {exc}") from None
     try:

@@ -1,15 +1,21 @@
-"""PretrainConfig: every knob of ``conba pretrain`` (saved with the run, checked when resuming)."""
+"""PretrainConfig: every knob of ``conba pretrain`` (saved with the run, checked when resuming).
+
+``max_chunks_per_file`` is the file-format name of ``max_windows_per_file`` (the code once said chunks for
+windows): the saved config and the run signature keep it, so runs saved before resume and match."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import ClassVar
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
 
 from conba.errors import ConfigError
 from conba.utils.config_keys import JsonConfig
 
 OBJECTIVES = ("mlm", "rtd", "both")
 CONFIG_NAME = "pretrain_config.json"
+FILE_KEY = "max_chunks_per_file"  # the file-format name of max_windows_per_file
 
 
 @dataclass
@@ -21,7 +27,7 @@ class PretrainConfig(JsonConfig):
     objective: str = "mlm"             # mlm | rtd | both
     steps: int = 1000
     max_length: int = 128              # tokens per training window (code longer than this is cut into windows)
-    max_chunks_per_file: int = 0       # 0 = every window of a file; else only the first N
+    max_windows_per_file: int = 0      # 0 = every window of a file; else only the first N
     batch_size: int = 16
     lr: float = 5e-5
     weight_decay: float = 0.01
@@ -55,9 +61,21 @@ class PretrainConfig(JsonConfig):
             raise ConfigError("generator_size must be in (0, 1] and generator_layers >= 0")
         if self.lr <= 0 or not 0.0 <= self.warmup < 1.0 or self.rtd_weight < 0 or self.mlm_weight < 0:
             raise ConfigError("lr must be > 0, warmup in [0, 1), rtd_weight and mlm_weight >= 0")
-        if self.max_chunks_per_file < 0 or self.checkpoint_every < 0:
-            raise ConfigError("max_chunks_per_file and checkpoint_every must be >= 0")
+        if self.max_windows_per_file < 0 or self.checkpoint_every < 0:
+            raise ConfigError("max_windows_per_file and checkpoint_every must be >= 0")
         return self
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], source: str | Path | None = None) -> PretrainConfig:
+        """As :meth:`JsonConfig.from_dict`, reading the file key ``max_chunks_per_file`` as ``max_windows_per_file``."""
+        d = dict(data) if isinstance(data, Mapping) else data
+        if isinstance(d, dict) and FILE_KEY in d and "max_windows_per_file" not in d:
+            d["max_windows_per_file"] = d.pop(FILE_KEY)
+        return super().from_dict(d, source)
+
+    def to_dict(self) -> dict[str, Any]:
+        """As saved: ``max_windows_per_file`` under its file-format name ``max_chunks_per_file``."""
+        return {(FILE_KEY if k == "max_windows_per_file" else k): v for k, v in asdict(self).items()}
 
     def run_signature(self) -> dict:
         """What must match for a checkpoint to be resumed."""

@@ -63,7 +63,7 @@ def read_texts(paths: list[str]) -> list[str]:
     return texts
 
 
-def windows(texts: list[str], tokenizer, max_length: int, max_chunks: int = 0) -> list[list[int]]:
+def windows(texts: list[str], tokenizer, max_length: int, max_windows: int = 0) -> list[list[int]]:
     """Token id windows (with special tokens) of at most ``max_length`` tokens."""
     first = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
     last = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
@@ -73,10 +73,10 @@ def windows(texts: list[str], tokenizer, max_length: int, max_chunks: int = 0) -
     for start in range(0, len(texts), 1024):
         batch = tokenizer(texts[start:start + 1024], add_special_tokens=False, verbose=False)["input_ids"]
         for ids in batch:
-            chunks = [ids[i:i + size] for i in range(0, len(ids), size)]
-            if max_chunks:
-                chunks = chunks[:max_chunks]
-            out += [head + c + tail for c in chunks if len(c) >= MIN_WINDOW]
+            cut = [ids[i:i + size] for i in range(0, len(ids), size)]
+            if max_windows:
+                cut = cut[:max_windows]
+            out += [head + c + tail for c in cut if len(c) >= MIN_WINDOW]
     if not out:
         raise DataError(f"no window of at least {MIN_WINDOW} tokens in the pretraining data")
     return out

@@ -54,7 +54,7 @@ class Pretrainer:
         if self.tokenizer.mask_token_id is None:
             raise BackboneError(f"the tokenizer of '{cfg.backbone}' has no mask token; MLM/RTD need one")
         self.max_length = min(cfg.max_length, adapter.max_tokens(self.model.config))
-        self.windows = windows(read_texts(cfg.data), self.tokenizer, self.max_length, cfg.max_chunks_per_file)
+        self.windows = windows(read_texts(cfg.data), self.tokenizer, self.max_length, cfg.max_windows_per_file)
         self.vocab = min(len(self.tokenizer), self.model.get_input_embeddings().num_embeddings)
         # [CLS], [SEP], [PAD]... are never chosen; [UNK] may be, as in BERT
         self.special_ids = [i for i in self.tokenizer.all_special_ids if i != self.tokenizer.unk_token_id]

@@ -63,7 +63,7 @@ def make_student(teacher, layers: list[int], ffn_size: int = 0, codes: list[str]
     if ffn_size:
         narrow_student(backbone, ffn_size, codes)
     student = ConbaModel(backbone, copy.deepcopy(teacher.head), view=teacher.view)
-    student.max_chunks = teacher.max_chunks
+    student.max_windows = teacher.max_windows
     student.lexical_weight = teacher.lexical_weight
     return student
 

@@ -66,7 +66,7 @@ def reference_vectors(backbone_config, codes: list[str], cache_dir: Path, batch_
     from conba.utils.io import atomic_write
 
     ref = ConbaModel.create(backbone_config)
-    ref.max_chunks = 1
+    ref.max_windows = 1
     key = f"keep-{sequence_key(codes)}-{backbone_key(ref.backbone, ref.backbone.num_layers)}"
     path = Path(cache_dir) / f"{key}.npy"
     if path.is_file():

@@ -1,8 +1,8 @@
 """An index whose model gained a long-input read-out since it was built: how to tell, and what to say.
 
 The index records the embedding fingerprint of its vectors. When it is the **truncation fingerprint** of the
-model in use (:func:`conba.model.compat.truncation_fingerprint`: the same model without its fragment read-out,
-``max_chunks`` 1), the index is not another model's: every function that fits one backbone window has the
+model in use (:func:`conba.model.compat.truncation_fingerprint`: the same model without its window head,
+``max_windows`` 1), the index is not another model's: every function that fits one backbone window has the
 vector the model gives today, and only the longer ones differ. ``conba index`` then upgrades it in place,
 re-encoding those alone (:mod:`conba.index.model.upgrade`); a reader (search, serve, eval-repo...) is told so in one
 line (:class:`ModelUpgradeError`) with the number of functions the upgrade re-encodes.
@@ -89,8 +89,8 @@ def check_upgradable(path: Path, store: Store, model: Any, model_name: str | Non
         return
     which = counted(store, model)
     name = f"model '{model_name}'" if model_name else "the model"
-    what = "a long-input read-out" if getattr(model, "fragment_head", None) is not None else \
-        f"long inputs over up to {model.max_chunks} windows"
+    what = "a long-input read-out" if getattr(model, "window_head", None) is not None else \
+        f"long inputs over up to {model.max_windows} windows"
     exc = ModelUpgradeError(
         f"{path}: {name} gained {what} since this index was built; `conba index PATHS{index_flag(path)}` (the "
         f"paths it was built from) updates it, re-encoding only {which} longer than one window (the others keep "

@@ -1,11 +1,11 @@
 """Read-outs of long snippets scored as ``conba eval`` scores a model, from cached window vectors.
 
-``python -m conba_research.fragment_e2e DATA.jsonl [--heads OUT/heads ...] [-j OUT.json]`` loads the
-cached windows of every snippet of DATA (:mod:`conba_research.fragment_cache`, as ``conba experiment
-fragments`` fills it: the frozen default's windows after its view), turns them into one vector per
-snippet with each read-out (``mean``: the token-weighted mean of the windows, what ``max_chunks`` 8
+``python -m conba_research.window_e2e DATA.jsonl [--heads OUT/heads ...] [-j OUT.json]`` loads the
+cached windows of every snippet of DATA (:mod:`conba_research.window_cache`, as ``conba experiment
+windows`` fills it: the frozen default's windows after its view), turns them into one vector per
+snippet with each read-out (``mean``: the token-weighted mean of the windows, what ``max_windows`` 8
 without a head gives; ``max`` and ``first`` of the windows; ``shipped``: the default model's own
-fragment head; every head saved under each ``--heads`` folder) and scores them as ``conba eval`` does,
+window head; every head saved under each ``--heads`` folder) and scores them as ``conba eval`` does,
 in its record order: the fused score at the model's lexical weight and the dense cosine over the whole
 set, and the long queries (over one window after the view, :mod:`conba.eval.long_inputs`) against
 every candidate, all of them and those of the selection and held-out parts. Nothing is encoded again.
@@ -24,10 +24,10 @@ import torch
 
 def read_outs(model: Any, vectors: np.ndarray, weight: np.ndarray, heads: dict[str, Any]) -> dict[str, np.ndarray]:
     """{row: (n, d) unit vectors} of the cached windows (n, f, d) / weights (n, f) through each head."""
-    from conba.heads.fragments import FragmentConfig, build_fragment_head
-    from conba.model.fragments import read_out_windows
+    from conba.heads.window_head import WindowHeadConfig, build_window_head
+    from conba.model.window_readout import read_out_windows
 
-    rows = {r: build_fragment_head(FragmentConfig(reader=r, dim=vectors.shape[-1])) for r in ("mean", "max", "first")}
+    rows = {r: build_window_head(WindowHeadConfig(reader=r, dim=vectors.shape[-1])) for r in ("mean", "max", "first")}
     rows.update(heads)
     mask = weight > 0
     owner = np.repeat(np.arange(len(vectors)), mask.sum(axis=1))
@@ -60,27 +60,27 @@ def main(argv: list[str] | None = None) -> None:
     from conba.data.records import load_records
     from conba.eval.long_inputs import long_mask
     from conba.eval.runner import _lexical
-    from conba.heads.fragments import load_fragment_head
+    from conba.heads.window_head import load_window_head
     from conba.model import load_model
     from conba.utils.io import write_json_atomic
-    from conba_research.fragment_cache import load_fragment_set
+    from conba_research.window_cache import load_window_set
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("data", type=Path)
     ap.add_argument("--heads", action="append", default=[], type=Path,
-                    help="a folder of saved heads (OUT/heads of conba experiment fragments; repeatable)")
+                    help="a folder of saved heads (OUT/heads of conba experiment windows; repeatable)")
     ap.add_argument("--selection", type=int, default=1536,
                     help="long queries of the groups in the first N snippets of the cache order: the selection "
                          "part; the rest: held-out")
-    ap.add_argument("--fragments", type=int, default=8)
+    ap.add_argument("--windows", "--fragments", dest="windows", type=int, default=8)  # --fragments: old name
     ap.add_argument("-j", "--json-out", type=Path, default=None)
     args = ap.parse_args(argv)
     model = load_model("default")
-    cached, vectors, weight = load_fragment_set(model, args.data, args.fragments)
-    heads = {f"{d.parent.name}/{h.name}": load_fragment_head(h) for d in args.heads for h in sorted(d.iterdir())
+    cached, vectors, weight = load_window_set(model, args.data, args.windows)
+    heads = {f"{d.parent.name}/{h.name}": load_window_head(h) for d in args.heads for h in sorted(d.iterdir())
              if (h / "fragment_config.json").exists()}
-    if model.fragment_head is not None:
-        heads["shipped"] = model.fragment_head
+    if model.window_head is not None:
+        heads["shipped"] = model.window_head
     records = load_records(args.data)
     at = {r.code: k for k, r in enumerate(cached)}
     if any(r.code not in at for r in records):

@@ -1,12 +1,12 @@
-"""conba_research.fragment_e2e: read-outs of cached windows, one-window snippets untouched."""
+"""conba_research.window_e2e: read-outs of cached windows, one-window snippets untouched."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 
-from conba.heads.fragments import FragmentConfig, build_fragment_head
-from conba_research.fragment_e2e import read_outs
+from conba.heads.window_head import WindowHeadConfig, build_window_head
+from conba_research.window_e2e import read_outs
 
 
 def test_read_outs_keep_single_windows_and_read_long_ones():
@@ -14,7 +14,7 @@ def test_read_outs_keep_single_windows_and_read_long_ones():
     vectors = rng.normal(size=(3, 4, 6)).astype(np.float32)
     weight = np.array([[5, 0, 0, 0], [3, 3, 2, 0], [1, 1, 1, 1]], np.float32)
     vectors[weight == 0] = 0.0
-    lin = build_fragment_head(FragmentConfig(reader="linear", dim=6))
+    lin = build_window_head(WindowHeadConfig(reader="linear", dim=6))
     torch.nn.init.normal_(lin.linear.weight)
     out = read_outs(None, vectors, weight, {"lin": lin})
     assert set(out) == {"mean", "max", "first", "lin"}

@@ -1,7 +1,7 @@
-"""How sure is a difference between two fragment rows on long queries? A bootstrap over problems.
+"""How sure is a difference between two window-head rows on long queries? A bootstrap over problems.
 
-``python -m conba_research.fragment_significance OUT DEV.jsonl --dev-offset 1536 --dev-limit 2560``
-scores, for each long query of the dev part (as ``conba experiment fragments`` chose it), its MAP@R
+``python -m conba_research.window_significance OUT DEV.jsonl --dev-offset 1536 --dev-limit 2560``
+scores, for each long query of the dev part (as ``conba experiment windows`` chose it), its MAP@R
 averaged over the other languages, for today's truncation, the mean of the windows and every trained
 head saved in ``OUT/heads`` (its seeds' embeddings averaged per query score); then resamples whole
 problems (groups) 10,000 times and prints the 95% interval of each row's mean difference to
@@ -50,29 +50,29 @@ def bootstrap(diff: np.ndarray, groups: np.ndarray, n: int = 10_000, seed: int =
 def main(argv: list[str] | None = None) -> None:
     import torch
 
-    from conba.heads.fragments import load_fragment_head
+    from conba.heads.window_head import load_window_head
     from conba.model import load_model
-    from conba_research.fragment_cache import load_fragment_set, load_truncated
-    from conba_research.fragment_fight import FragSet, embed
+    from conba_research.window_cache import load_truncated, load_window_set
+    from conba_research.window_fight import WindowSet, embed
 
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("out", type=Path)
     ap.add_argument("dev")
     ap.add_argument("--dev-offset", type=int, default=0)
     ap.add_argument("--dev-limit", type=int, default=None)
-    ap.add_argument("--fragments", type=int, default=8)
+    ap.add_argument("--windows", "--fragments", dest="windows", type=int, default=8)  # --fragments: old name
     ap.add_argument("--no-truncate", action="store_true",
                     help="leave out today's truncation (it encodes the long snippets' first windows again)")
     ap.add_argument("--heads", type=Path, default=None, help="the heads folder (default: OUT/heads)")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     m = load_model("default")
-    recs, vec, w = load_fragment_set(m, args.dev, args.fragments, limit=args.dev_limit)
+    recs, vec, w = load_window_set(m, args.dev, args.windows, limit=args.dev_limit)
     if args.dev_offset:
         seen = {r.group for r in recs[:args.dev_offset]}
         keep = np.array([k >= args.dev_offset and r.group not in seen for k, r in enumerate(recs)])
         recs, vec, w = [r for r, k in zip(recs, keep) if k], vec[keep], w[keep]
-    fs = FragSet(Path(args.dev).stem, recs, vec, w)
+    fs = WindowSet(Path(args.dev).stem, recs, vec, w)
     weights = w[..., None]
     rows = {}
     if not args.no_truncate:
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
         row = folder.name.rsplit("-s", 1)[0]
         rows.setdefault(row, [])
         if isinstance(rows[row], list):
-            rows[row].append(per_query(embed(load_fragment_head(folder), fs), recs, fs.long))
+            rows[row].append(per_query(embed(load_window_head(folder), fs), recs, fs.long))
     rows = {k: (np.mean(v, axis=0) if isinstance(v, list) else v) for k, v in rows.items()}
     groups = np.array([r.group for r, q in zip(recs, fs.long) if q])
     print(f"{int(fs.long.sum())} long queries of {len(set(groups.tolist()))} problems; 95% intervals over problems")

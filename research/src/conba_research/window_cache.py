@@ -1,6 +1,6 @@
-"""Fragment vectors of a data set, computed once with a frozen model and cached in chunks.
+"""Window vectors of a data set, computed once with a frozen model and cached in chunks.
 
-Glossary: n snippets, f fragments (windows) per snippet at most, d model width.
+Glossary: n snippets, f windows per snippet at most, d model width.
 
 The records are put in a seeded order of whole groups (a group's snippets stay together), so the
 chunks written first are a random subset of whole groups: a pass cut short (``limit``) still gives a
@@ -55,42 +55,43 @@ def group_order(records: list[CodeRecord], seed: int, long_first: bool = False) 
 
 
 def window_fingerprint(model) -> str:
-    """The embedding fingerprint of ``model``'s windows: without its fragment head and truncating, what
-    the cached window vectors depend on (a model shipped with a fragment head reuses the same cache)."""
-    head, chunks = model.fragment_head, model.max_chunks
-    model.fragment_head, model.max_chunks = None, 1
+    """The embedding fingerprint of ``model``'s windows: without its window head and truncating, what
+    the cached window vectors depend on (a model shipped with a window head reuses the same cache)."""
+    head, windows = model.window_head, model.max_windows
+    model.window_head, model.max_windows = None, 1
     try:
         return model.embedding_fingerprint()
     finally:
-        model.fragment_head, model.max_chunks = head, chunks
+        model.window_head, model.max_windows = head, windows
 
 
-def fragment_cache(model, records: list[CodeRecord], name: str, max_fragments: int, seed: int,
-                   folder: Path | None = None) -> ChunkedArrays:
+def vector_cache(model, records: list[CodeRecord], name: str, max_windows: int, seed: int,
+                 folder: Path | None = None) -> ChunkedArrays:
     """The chunked cache of ``records`` (already in order) for ``model``'s windows."""
     key = cache_key(window_fingerprint(model), sequence_key((r.code for r in records), prefix=name),
-                    sequence_key(r.language for r in records), max_fragments, seed, length=12)
-    return ChunkedArrays((folder or default_cache_dir() / "fragments") / f"{name}-{key}", "part", CHUNK)
+                    sequence_key(r.language for r in records), max_windows, seed, length=12)
+    return ChunkedArrays((folder or default_cache_dir() / "fragments")  # the cache folder's old name, kept
+                          / f"{name}-{key}", "part", CHUNK)
 
 
-def load_fragment_set(model, path: str | Path, max_fragments: int = 8, seed: int = 0, limit: int | None = None,
-                      long_first: bool = False, log=print) -> tuple[list[CodeRecord], np.ndarray, np.ndarray]:
-    """Records (in group order) and their fragments: vectors (n, f, d) float32, weight (n, f) float32.
+def load_window_set(model, path: str | Path, max_windows: int = 8, seed: int = 0, limit: int | None = None,
+                    long_first: bool = False, log=print) -> tuple[list[CodeRecord], np.ndarray, np.ndarray]:
+    """Records (in group order) and their windows: vectors (n, f, d) float32, weight (n, f) float32.
 
     Missing chunks are encoded and stored (resumable); ``limit`` stops after the chunk that reaches
     that many snippets (a random subset of whole groups, but for the last group, which is cut)."""
-    from conba_research.fragment_encode import encode_fragments
+    from conba_research.window_encode import encode_windows
 
     records = group_order(load_records(path, on_unknown="ignore"), seed, long_first)
     name = Path(path).stem + ("-long-first" if long_first else "")
-    cache = fragment_cache(model, records, name, max_fragments, seed)
+    cache = vector_cache(model, records, name, max_windows, seed)
     n = len(records) if limit is None else min(limit, len(records))
     n = min(len(records), -(-n // CHUNK) * CHUNK)
     t0, todo = time.time(), cache.missing(n)
 
     def compute(start: int, end: int) -> np.ndarray:
         part = records[start:end]
-        fr = encode_fragments(model, [r.code for r in part], [r.language for r in part], max_fragments)
+        fr = encode_windows(model, [r.code for r in part], [r.language for r in part], max_windows)
         return np.concatenate([fr.vectors, fr.weight[..., None]], axis=-1)
 
     def done(start: int, end: int, hit: bool) -> None:
@@ -104,29 +105,29 @@ def load_fragment_set(model, path: str | Path, max_fragments: int = 8, seed: int
 
 def load_truncated(model, records: list[CodeRecord], long: np.ndarray, name: str, seed: int = 0) -> np.ndarray:
     """Today's default read-out of the ``long`` records (n,) bool: the first 512 tokens only
-    (``max_chunks`` 1), shape (long.sum(), d) in record order, cached like the fragments."""
-    from conba_research.fragment_encode import encode_fragments
+    (``max_windows`` 1), shape (long.sum(), d) in record order, cached like the windows."""
+    from conba_research.window_encode import encode_windows
 
     chosen = [r for r, keep in zip(records, long) if keep]
-    cache = fragment_cache(model, chosen, f"{name}-truncated", 1, seed)
+    cache = vector_cache(model, chosen, f"{name}-truncated", 1, seed)
 
     def compute(start: int, end: int) -> np.ndarray:
         part = chosen[start:end]
-        return encode_fragments(model, [r.code for r in part], [r.language for r in part], 1).vectors[:, 0]
+        return encode_windows(model, [r.code for r in part], [r.language for r in part], 1).vectors[:, 0]
 
     rows, _ = cache.rows(len(chosen), compute)
     return rows
 
 
 def main(argv: list[str] | None = None) -> None:
-    """python -m conba_research.fragment_cache DATA.jsonl... [--fragments F] [--limit N] [--model M]"""
+    """python -m conba_research.window_cache DATA.jsonl... [--windows F] [--limit N] [--model M]"""
     import argparse
 
     from conba.model import load_model
 
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("data", nargs="+")
-    ap.add_argument("--fragments", type=int, default=8)
+    ap.add_argument("--windows", "--fragments", dest="windows", type=int, default=8)  # --fragments: old name
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--model", default="default")
     ap.add_argument("--seed", type=int, default=0)
@@ -134,8 +135,8 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     model = load_model(args.model)
     for path in args.data:
-        records, vectors, weight = load_fragment_set(model, path, args.fragments, args.seed, args.limit,
-                                                     args.long_first)
+        records, vectors, weight = load_window_set(model, path, args.windows, args.seed, args.limit,
+                                                   args.long_first)
         long = int(((weight > 0).sum(axis=1) > 1).sum())
         print(f"{path}: {len(records)} snippets, {long} longer than one window, vectors {vectors.shape}")
 

@@ -1,4 +1,5 @@
-"""fragments.json and fragments.md: the fragment fight's table (mean ± std over seeds) and its setting."""
+"""fragments.json and fragments.md (output names kept from the earlier word for windows): the window fight's table
+(mean ± std over seeds) and its setting."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from conba_research.fragment_cache import window_fingerprint
-from conba_research.fragment_fight import FragSet, Row, TrainSettings, summary
 from conba_research.report import md_table, write_outputs
+from conba_research.window_cache import window_fingerprint
+from conba_research.window_fight import Row, TrainSettings, WindowSet, summary
 
 
 def _cell(stat: tuple[float, float], seeds: int) -> str:
@@ -18,7 +19,7 @@ def _cell(stat: tuple[float, float], seeds: int) -> str:
     return f"{stat[0]:.3f}" if seeds == 1 else f"{stat[0]:.3f} ± {stat[1]:.3f}"
 
 
-def write_report(out_dir: str | Path, done: dict, rows: Sequence[Row], train: FragSet, dev: list[FragSet],
+def write_report(out_dir: str | Path, done: dict, rows: Sequence[Row], train: WindowSet, dev: list[WindowSet],
                  ts: TrainSettings, model, command: str, files: dict | None = None) -> dict:
     table = summary(done, rows)
     data = {"experiment": "fragments", "command": command, "model_fingerprint": window_fingerprint(model),
@@ -38,7 +39,7 @@ def write_report(out_dir: str | Path, done: dict, rows: Sequence[Row], train: Fr
             cells += [_cell(e["scores"][f"{s}|map_at_r"], e["seeds"]), _cell(e["scores"][f"{s}|long_map_at_r"],
                                                                               e["seeds"])]
         body.append(cells)
-    lines = ["# Fragment heads: the fair fight over the windows of long snippets", "",
+    lines = ["# Window heads: the fair fight over the windows of long snippets", "",
              f"Command: `{command}`", "",
              f"Frozen model `{model.embedding_fingerprint()}` (its input view), up to {data['fragments']} windows "
              f"of 512 tokens per snippet. Training: {data['train']['snippets']} snippets of "
@@ -53,7 +54,7 @@ def write_report(out_dir: str | Path, done: dict, rows: Sequence[Row], train: Fr
     for name, res in (files or {}).items():
         lines += ["", f"## File level: {name} ({res['grouped']} grouped files of {res['files']}, "
                       f"{res['units']} functions)", "",
-                  "A file's functions in source order are its fragments; the trained heads are the ones above "
+                  "A file's functions in source order are its windows; the trained heads are the ones above "
                   "(trained on windows of snippets, never on files). Mean cross-language file MAP@R (dense), "
                   "mean ± std over seeds.", "",
                   md_table(["file vector", "seeds", "MAP@R"],

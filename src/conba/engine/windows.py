@@ -1,14 +1,15 @@
 """Inputs longer than the backbone's window: cut the token ids into windows and pool them back.
 
-Glossary: n snippets, c windows (chunks) in all, w tokens per window without special tokens.
+Glossary: n snippets, c windows in all, w tokens per window without special tokens. The word is *window*
+(earlier code and notes said chunk or fragment); the file formats keep ``max_chunks`` (:mod:`conba.model.persist`).
 
 A snippet of t content tokens (special tokens not counted) that does not fit the window
 (``w = max_length - specials``) is cut into ``k = ceil(t / w)`` windows of near-equal size (not
 ``k - 1`` full windows and a tiny tail), each wrapped in the tokenizer's own special tokens. With
-``max_chunks`` set and ``k > max_chunks``, ``max_chunks`` windows are spread evenly over the whole
+``max_windows`` set and ``k > max_windows``, ``max_windows`` windows are spread evenly over the whole
 snippet (first and last included), so a long template in front of a solution cannot hide it.
 
-:func:`pool_chunks` averages the windows' head outputs weighted by their content tokens. For the
+:func:`pool_windows` averages the windows' head outputs weighted by their content tokens. For the
 pooled heads (``none``, ``linear``) that is exactly the mean over all the snippet's tokens of what
 one long window would give, up to the attention each window cannot see across its border.
 """
@@ -26,13 +27,13 @@ from conba.errors import ConfigError
 if TYPE_CHECKING:  # the ONNX query encoder cuts windows without torch
     import torch
 
-TRUNCATE = 1  # max_chunks = 1: the old behaviour, the first window only (truncation)
-DEFAULT_MAX_CHUNKS = 8  # 8 x 510 tokens: about 16k characters of code; p99 of atcoder_dev is 11k
+TRUNCATE = 1  # max_windows = 1: the old behaviour, the first window only (truncation)
+DEFAULT_MAX_WINDOWS = 8  # 8 x 510 tokens: about 16k characters of code; p99 of atcoder_dev is 11k
 CHARS_PER_TOKEN = 32  # text kept per window token before tokenising a truncated snippet (code: ~3-4)
 
 
 @dataclass
-class Chunked:
+class Windowed:
     """Windows of token ids (``ids``: c lists, special tokens included), the snippet each belongs to
     (``owner``: c ints in 0..n-1) and its content-token count (``weight``: c ints)."""
 
@@ -53,7 +54,7 @@ def special_template(tokenizer) -> tuple[list[int], list[int]]:
     raise ConfigError("cannot tell the tokenizer's special tokens apart from the text")
 
 
-def window_starts(total: int, width: int, max_chunks: int | None) -> list[tuple[int, int]]:
+def window_starts(total: int, width: int, max_windows: int | None) -> list[tuple[int, int]]:
     """(start, end) of the windows covering ``total`` content tokens with windows of at most ``width``."""
     if width < 1:
         raise ConfigError("window width must be >= 1")
@@ -62,20 +63,20 @@ def window_starts(total: int, width: int, max_chunks: int | None) -> list[tuple[
     k = math.ceil(total / width)
     size = math.ceil(total / k)  # near-equal windows, each <= width
     spans = [(s, min(s + size, total)) for s in range(0, total, size)]
-    if max_chunks is not None and len(spans) > max_chunks:
-        if max_chunks == 1:
+    if max_windows is not None and len(spans) > max_windows:
+        if max_windows == 1:
             return [(0, width)]
-        # max_chunks full windows spread evenly from the first to the last token
+        # max_windows full windows spread evenly from the first to the last token
         last = total - width
-        starts = [round(i * last / (max_chunks - 1)) for i in range(max_chunks)]
+        starts = [round(i * last / (max_windows - 1)) for i in range(max_windows)]
         return [(s, s + width) for s in starts]
     return spans
 
 
-def chunk_ids(backbone, codes: Sequence[str], max_chunks: int | None = DEFAULT_MAX_CHUNKS,
-              prompt: str = "") -> Chunked:
+def window_ids(backbone, codes: Sequence[str], max_windows: int | None = DEFAULT_MAX_WINDOWS,
+               prompt: str = "") -> Windowed:
     """Tokenize ``codes`` once (no truncation) and cut each into windows of ``backbone.max_length``.
-    ``max_chunks=1`` reproduces truncation to the first window exactly. ``prompt``: text put before
+    ``max_windows=1`` reproduces truncation to the first window exactly. ``prompt``: text put before
     each snippet (tokenized with it, as sentence-transformers does) and repeated in every window.
     ``backbone`` needs only ``tokenizer`` (a transformers tokenizer, or one called the same way),
     ``max_length`` and ``preprocess``."""
@@ -88,16 +89,16 @@ def chunk_ids(backbone, codes: Sequence[str], max_chunks: int | None = DEFAULT_M
                           "window for the code")
     with _quiet(tok):  # "sequence longer than the model's maximum" is what we handle here
         texts = [prompt + backbone.preprocess(c) for c in codes]
-        if max_chunks == TRUNCATE:
+        if max_windows == TRUNCATE:
             ids = _first_window_ids(tok, texts, width)
         else:
             ids = tok(texts, add_special_tokens=False, truncation=False, padding=False)["input_ids"]
-    out = Chunked([], [], [], len(prefix) + len(lead))
+    out = Windowed([], [], [], len(prefix) + len(lead))
     for n, content in enumerate(ids):
         content = list(content)
         head = lead if content[:len(lead)] == lead else []  # else: the prompt merged into the code's tokens
         content = content[len(head):]
-        for start, end in window_starts(len(content), width, max_chunks):
+        for start, end in window_starts(len(content), width, max_windows):
             out.ids.append(prefix + head + content[start:end] + suffix)
             out.owner.append(n)
             out.weight.append(max(1, end - start))
@@ -151,19 +152,20 @@ def _first_window_ids(tok, texts: list[str], width: int) -> list[list[int]]:
     return ids
 
 
-def pool_chunks(emb: torch.Tensor, chunked: Chunked, n: int) -> torch.Tensor:
+def pool_windows(emb: torch.Tensor, windowed: Windowed, n: int) -> torch.Tensor:
     """Weighted mean of the window vectors per snippet. Args: emb: (c, d). Returns (n, d)."""
     import torch
 
-    owner = torch.tensor(chunked.owner, dtype=torch.long)
-    weight = torch.tensor(chunked.weight, dtype=emb.dtype)
+    owner = torch.tensor(windowed.owner, dtype=torch.long)
+    weight = torch.tensor(windowed.weight, dtype=emb.dtype)
     out = torch.zeros(n, emb.shape[1], dtype=emb.dtype)
     out.index_add_(0, owner, emb * weight[:, None])
     total = torch.zeros(n, dtype=emb.dtype).index_add_(0, owner, weight)
     return out / total.clamp_min(1.0)[:, None]
 
 
-def check_max_chunks(value: int | None) -> int | None:
+def check_max_windows(value: int | None, name: str = "max_windows") -> int | None:
+    """``value`` when it is a whole number >= 1 or None, else ConfigError naming ``name``."""
     if value is not None and (not isinstance(value, int) or value < 1):
-        raise ConfigError(f"max_chunks must be a whole number >= 1 (1 = truncate) or None, got {value!r}")
+        raise ConfigError(f"{name} must be a whole number >= 1 (1 = truncate) or None, got {value!r}")
     return value

@@ -1,6 +1,6 @@
 """The long-input read-out of the shipped model: one vector per snippet from the vectors of its windows,
-through the model's fragment head (:func:`read_out_windows`, used by ``ConbaModel.encode``). The research
-suite's ``conba_research.fragment_encode`` gives every window's vector on its own (the experiments' input).
+through the model's window head (:func:`read_out_windows`, used by ``ConbaModel.encode``). The research
+suite's ``conba_research.window_encode`` gives every window's vector on its own (the experiments' input).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ def read_out_windows(head: torch.nn.Module, windows: torch.Tensor, owner: Sequen
                      weight: Sequence[int], n: int) -> torch.Tensor:
     """One vector per snippet from its windows: a snippet of one window keeps that window's vector
     (bit for bit), a longer one gets ``head``'s read-out of its windows in source order
-    (:class:`conba.heads.fragments.FragmentHead`; it runs in the head's dtype and device).
+    (:class:`conba.heads.window_head.WindowHead`; it runs in the head's dtype and device).
 
     Args:
         windows: shape (c, d), every window's vector, each snippet's windows consecutive and in order

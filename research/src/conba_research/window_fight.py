@@ -1,13 +1,13 @@
-"""The fair fight over a program's fragments: fragment heads on cached window vectors of one frozen model.
+"""The fair fight over a program's windows: window heads on cached window vectors of one frozen model.
 
-Glossary: n snippets, f fragments (windows) per snippet at most, d model width, b batch.
+Glossary: n snippets, f windows per snippet at most, d model width, b batch.
 
-Every row reads the same cached fragment vectors (:mod:`conba_research.fragment_cache`: up to f windows
+Every row reads the same cached window vectors (:mod:`conba_research.window_cache`: up to f windows
 of 512 tokens per snippet, after the model's input view, from the shipped default with its backbone
 frozen). Trained rows (ConbaLayer over f and its ablations, conba-scan over f, a linear map on the mean,
 attention pooling) train contrastively (in-batch supcon, P groups × K snippets in different languages)
 for the same number of optimiser steps with each seed; parameter-free rows (mean, max, first window)
-and today's default (the first 512 tokens, ``max_chunks`` 1) are scored once. Every head returns a
+and today's default (the first 512 tokens, ``max_windows`` 1) are scored once. Every head returns a
 one-window snippet as it is (``single="identity"``), so the rows differ only on long snippets.
 
 Scores per dev set: mean cross-language MAP@R over all queries, and over the long queries only
@@ -25,13 +25,13 @@ import numpy as np
 import torch
 
 from conba.eval.metrics import cross_language_retrieval, embedding_similarity
-from conba.heads.fragments import (
+from conba.heads.window_head import (
     CONFIG_NAME,
-    FragmentConfig,
-    FragmentHead,
-    build_fragment_head,
-    load_fragment_head,
-    save_fragment_head,
+    WindowHead,
+    WindowHeadConfig,
+    build_window_head,
+    load_window_head,
+    save_window_head,
 )
 from conba.utils.io import read_json, write_json_atomic
 
@@ -45,9 +45,9 @@ class Row:
     use_feedback: bool = True
     use_state: bool = True
 
-    def config(self, dim: int) -> FragmentConfig:
-        return FragmentConfig(reader=self.reader, dim=dim, use_control=self.use_control,
-                              use_feedback=self.use_feedback, use_state=self.use_state)
+    def config(self, dim: int) -> WindowHeadConfig:
+        return WindowHeadConfig(reader=self.reader, dim=dim, use_control=self.use_control,
+                                use_feedback=self.use_feedback, use_state=self.use_state)
 
     @property
     def trained(self) -> bool:
@@ -55,9 +55,9 @@ class Row:
 
 
 ROWS: tuple[Row, ...] = (
-    Row("truncate", "today's default: the first 512 tokens (max_chunks 1)"),
+    Row("truncate", "today's default: the first 512 tokens (max_windows 1)"),
     Row("first", "first window of the near-equal windows", "first"),
-    Row("mean", "token-weighted mean of the windows (encode max_chunks 8)", "mean"),
+    Row("mean", "token-weighted mean of the windows (encode max_windows 8)", "mean"),
     Row("max", "element-wise max of the windows", "max"),
     Row("linear", "mean of the windows + trained linear map (identity start)", "linear"),
     Row("attention", "attention pooling over the windows (trained, mean start)", "attention"),
@@ -70,8 +70,8 @@ ROWS: tuple[Row, ...] = (
 
 
 @dataclasses.dataclass
-class FragSet:
-    """One data set's cached fragments: ``vectors`` (n, f, d), ``weight`` (n, f), ``truncated`` (n, d):
+class WindowSet:
+    """One data set's cached windows: ``vectors`` (n, f, d), ``weight`` (n, f), ``truncated`` (n, d):
     today's default vector (the first 512 tokens) of every snippet, or None (training sets)."""
 
     name: str
@@ -102,7 +102,7 @@ def long_query_map(sim: np.ndarray, records: Sequence, queries: np.ndarray) -> f
     return by_pair(sim, [r.group for r in records], [r.language for r in records], queries)["map_at_r"]
 
 
-def score(emb: np.ndarray, fs: FragSet) -> dict:
+def score(emb: np.ndarray, fs: WindowSet) -> dict:
     sim = embedding_similarity(emb)
     whole = cross_language_retrieval(sim, [r.group for r in fs.records], [r.language for r in fs.records])
     return {"map_at_r": whole["mean"]["map_at_r"], "long_map_at_r": long_query_map(sim, fs.records, fs.long),
@@ -110,7 +110,7 @@ def score(emb: np.ndarray, fs: FragSet) -> dict:
 
 
 @torch.no_grad()
-def embed(head: FragmentHead, fs: FragSet, batch: int = 1024) -> np.ndarray:
+def embed(head: WindowHead, fs: WindowSet, batch: int = 1024) -> np.ndarray:
     head.eval()
     out = []
     for s in range(0, len(fs.records), batch):
@@ -120,15 +120,15 @@ def embed(head: FragmentHead, fs: FragSet, batch: int = 1024) -> np.ndarray:
     return np.concatenate(out)
 
 
-def train_head(row: Row, train: FragSet, seed: int, ts: TrainSettings, log=print) -> tuple[FragmentHead, list]:
-    """``ts.steps`` optimiser steps of in-batch supcon on ``train``'s fragments; returns the head and the losses."""
+def train_head(row: Row, train: WindowSet, seed: int, ts: TrainSettings, log=print) -> tuple[WindowHead, list]:
+    """``ts.steps`` optimiser steps of in-batch supcon on ``train``'s windows; returns the head and the losses."""
     from conba.train.losses import in_batch_loss
     from conba.train.sampler import GroupBatchSampler
 
     if not train.long.any():
-        raise ValueError("the training fragments hold no snippet longer than one window: nothing to train")
+        raise ValueError("the training windows hold no snippet longer than one window: nothing to train")
     torch.manual_seed(seed)
-    head = build_fragment_head(row.config(train.vectors.shape[-1]))
+    head = build_window_head(row.config(train.vectors.shape[-1]))
     sampler = GroupBatchSampler([r.group for r in train.records], [r.language for r in train.records],
                                 p=ts.groups_per_batch, k=ts.per_group, seed=seed)
     _, gid = np.unique(np.array([r.group for r in train.records]), return_inverse=True)
@@ -153,7 +153,7 @@ def train_head(row: Row, train: FragSet, seed: int, ts: TrainSettings, log=print
     return head, losses
 
 
-def run_fight(train: FragSet, dev: list[FragSet], out_dir: str | Path, rows: Sequence[Row] = ROWS,
+def run_fight(train: WindowSet, dev: list[WindowSet], out_dir: str | Path, rows: Sequence[Row] = ROWS,
               seeds: Sequence[int] = (0, 1, 2), ts: TrainSettings | None = None, log=print) -> dict:
     """Score every row (trained rows once per seed, resumable via ``out_dir/fragment_runs.json``).
 
@@ -177,13 +177,13 @@ def run_fight(train: FragSet, dev: list[FragSet], out_dir: str | Path, rows: Seq
             saved = out_dir / "heads" / f"{row.name}-s{seed}"
             reused = row.trained and (saved / CONFIG_NAME).exists()
             if reused:  # trained before (same rows, seeds, data and settings: training is deterministic)
-                head, losses = load_fragment_head(saved), []
+                head, losses = load_window_head(saved), []
             elif row.trained:
                 head, losses = train_head(row, train, seed, ts, log)
-                save_fragment_head(head, saved)
+                save_window_head(head, saved)
             else:
                 losses = []
-                head = build_fragment_head(row.config(dim)) if row.reader else None
+                head = build_window_head(row.config(dim)) if row.reader else None
             train_s = time.time() - t0
             scores = {}
             for fs in dev:

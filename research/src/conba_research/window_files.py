@@ -1,9 +1,9 @@
-"""File level: a file as the sequence of its functions' vectors, read by a fragment head (evaluation only).
+"""File level: a file as the sequence of its functions' vectors, read by a window head (evaluation only).
 
-Glossary: u function units, F files, f functions of one file (its fragments), d model width.
+Glossary: u function units, F files, f functions of one file (its windows), d model width.
 
 An index built with the frozen model holds one vector per function; each file's functions, in
-source order, are its fragments. A fragment head turns them into one file vector, and files are
+source order, are its windows. A window head turns them into one file vector, and files are
 ranked by the cosine of their vectors, scored as ``conba eval-repo`` scores files (MAP@R per ordered
 language pair of the grouped files, mean over pairs). The reference rows are eval-repo's own
 aggregations of function-pair similarities: the best pair (``max``) and ``mean-best``.
@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from conba.heads.fragments import FragmentConfig, FragmentHead, build_fragment_head, load_fragment_head
+from conba.heads.window_head import WindowHead, WindowHeadConfig, build_window_head, load_window_head
 
 
-def file_vectors(table, head: FragmentHead) -> np.ndarray:
+def file_vectors(table, head: WindowHead) -> np.ndarray:
     """One vector per file of ``table`` (a UnitTable): the head over its units' vectors. Returns (F, d)."""
     out = np.zeros((len(table.files), table.vectors.shape[1]), np.float32)
     head.eval()
@@ -40,7 +40,7 @@ def file_table(table, vectors: np.ndarray):
 
 def score_files(index_dir: str | Path, groups_file: str | Path, heads_dir: str | Path | None = None,
                 name: str = "repo") -> dict:
-    """File-level MAP@R of the reference aggregations and of every fragment head: the parameter-free
+    """File-level MAP@R of the reference aggregations and of every window head: the parameter-free
     ones, and the trained ones saved under ``heads_dir`` (``<row>-s<seed>/``), mean over seeds."""
     from conba.eval.repo_scores import repo_retrieval
     from conba_research.fair import load_repo_set
@@ -51,11 +51,11 @@ def score_files(index_dir: str | Path, groups_file: str | Path, heads_dir: str |
     for agg in ("max", "mean-best"):
         out["rows"][f"function pairs ({agg})"] = [repo_retrieval(table, repo.group_of, agg)["mean"]["map_at_r"]]
     dim = table.vectors.shape[1]
-    heads: dict[str, list[FragmentHead]] = {r: [build_fragment_head(FragmentConfig(reader=r, dim=dim))]
-                                            for r in ("mean", "max", "first")}
+    heads: dict[str, list[WindowHead]] = {r: [build_window_head(WindowHeadConfig(reader=r, dim=dim))]
+                                          for r in ("mean", "max", "first")}
     if heads_dir is not None:
         for folder in sorted(Path(heads_dir).glob("*-s*")):
-            heads.setdefault(folder.name.rsplit("-s", 1)[0], []).append(load_fragment_head(folder))
+            heads.setdefault(folder.name.rsplit("-s", 1)[0], []).append(load_window_head(folder))
     for row, hs in heads.items():
         out["rows"][row] = [repo_retrieval(file_table(table, file_vectors(table, h)), repo.group_of,
                                            "max")["mean"]["map_at_r"] for h in hs]

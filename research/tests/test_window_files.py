@@ -1,4 +1,4 @@
-"""File level: a file's functions as fragments, scored as eval-repo scores files."""
+"""File level: a file's functions as windows, scored as eval-repo scores files."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from conba.eval.repo_units import UnitTable
-from conba.heads.fragments import FragmentConfig, build_fragment_head, save_fragment_head
-from conba_research.fragment_files import file_table, file_vectors, score_files
+from conba.heads.window_head import WindowHeadConfig, build_window_head, save_window_head
+from conba_research.window_files import file_table, file_vectors, score_files
 
 FILES = {
     "py/add.py": "def add(a, b):\n    total = a + b\n    return total\n\n\ndef sub(a, b):\n    return a - b\n",
@@ -26,9 +26,9 @@ GROUPS = [{"group": "add", "files": ["py/add.py", "js/add.js"]},
 def test_file_vectors_are_the_head_over_each_files_units():
     vec = np.arange(12, dtype=np.float32).reshape(4, 3)
     table = UnitTable(["a", "b"], ["python", "java"], np.array([0, 3, 4]), vec, ["", "", "", ""])
-    mean = file_vectors(table, build_fragment_head(FragmentConfig(reader="mean", dim=3)))
+    mean = file_vectors(table, build_window_head(WindowHeadConfig(reader="mean", dim=3)))
     assert np.allclose(mean, [vec[:3].mean(0), vec[3]])
-    first = file_vectors(table, build_fragment_head(FragmentConfig(reader="first", dim=3)))
+    first = file_vectors(table, build_window_head(WindowHeadConfig(reader="first", dim=3)))
     assert np.allclose(first, [vec[0], vec[3]])
     one = file_table(table, mean)
     assert one.starts.tolist() == [0, 1, 2] and np.allclose(np.linalg.norm(one.vectors, axis=1), 1.0)
@@ -47,11 +47,11 @@ def test_score_files_on_a_tiny_index(tmp_path, tiny_model):
     with Index(tmp_path / "idx", model=tiny_model) as idx:
         idx.add([root], show_progress=False)
     torch.manual_seed(0)
-    head = build_fragment_head(FragmentConfig(reader="conba", dim=32))
-    save_fragment_head(head, tmp_path / "heads" / "conba-s0")
+    head = build_window_head(WindowHeadConfig(reader="conba", dim=32))
+    save_window_head(head, tmp_path / "heads" / "conba-s0")
     res = score_files(tmp_path / "idx", groups, tmp_path / "heads", "tiny")
     assert res["files"] == 4 and res["grouped"] == 4 and res["units"] == 6
     assert set(res["rows"]) == {"function pairs (max)", "function pairs (mean-best)", "mean", "max", "first", "conba"}
     assert all(0.0 <= v <= 1.0 for vals in res["rows"].values() for v in vals)
-    # a fresh ConbaLayer starts as the plain mean of its fragments: the same file ranking as "mean"
+    # a fresh ConbaLayer starts as the plain mean of its windows: the same file ranking as "mean"
     assert res["rows"]["conba"] == pytest.approx(res["rows"]["mean"])

@@ -1,4 +1,4 @@
-"""``conba experiment fragments``: cached window vectors, the rows, resuming, the long-query score."""
+"""``conba experiment windows``: cached window vectors, the rows, resuming, the long-query score."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from conba.cli.main import cli
 from conba.data.records import CodeRecord
-from conba_research.fragment_cache import group_order
-from conba_research.fragment_fight import long_query_map
+from conba_research.window_cache import group_order
+from conba_research.window_fight import long_query_map
 
 BODY = {"python": "    total = total + x * {k} - 1\n", "java": "        total = total + x * {k} - 1;\n",
         "go": "\ttotal = total + x * {k} - 1\n"}
@@ -33,15 +33,15 @@ def _data(path, groups: int = 4):
 
 
 def _run(*args):
-    return CliRunner().invoke(cli, ["experiment", "fragments", *args])
+    return CliRunner().invoke(cli, ["experiment", "windows", *args])
 
 
 @pytest.mark.slow
-def test_fragments_fight_runs_and_resumes(tmp_path, tiny_model, monkeypatch):
+def test_windows_fight_runs_and_resumes(tmp_path, tiny_model, monkeypatch):
     monkeypatch.setenv("CONBA_CACHE", str(tmp_path / "cache"))
     data = _data(tmp_path / "tiny.jsonl")
     args = ["--train", str(data), "--dev", str(data), "-m", tiny_model, "-o", str(tmp_path / "out"),
-            "--steps", "3", "--seeds", "0,1", "--fragments", "4", "-P", "3", "-K", "2",
+            "--steps", "3", "--seeds", "0,1", "--windows", "4", "-P", "3", "-K", "2",
             "--rows", "truncate,mean,first,conba,conba-no-state,attention"]
     res = _run(*args)
     assert res.exit_code == 0, res.output
@@ -110,7 +110,7 @@ def test_dev_offset_holds_out_whole_groups(tmp_path, tiny_model, monkeypatch):
     monkeypatch.setenv("CONBA_CACHE", str(tmp_path / "cache"))
     data = _data(tmp_path / "tiny.jsonl")  # 4 groups of 6 snippets, in a seeded group order
     res = _run("--train", str(data), "--dev", str(data), "-m", tiny_model, "-o", str(tmp_path / "o"),
-               "--rows", "mean", "--dev-offset", "9", "--fragments", "4")
+               "--rows", "mean", "--dev-offset", "9", "--windows", "4")
     assert res.exit_code == 0, res.output
     out = json.loads((tmp_path / "o" / "fragments.json").read_text())
     assert out["dev"]["tiny-heldout"]["snippets"] == 12  # the group cut at snippet 9 is left out too
@@ -120,9 +120,14 @@ def test_dev_offset_holds_out_whole_groups(tmp_path, tiny_model, monkeypatch):
 
 
 def test_problem_bootstrap_interval():
-    from conba_research.fragment_significance import bootstrap
+    from conba_research.window_significance import bootstrap
 
     groups = np.array(["a", "a", "b", "c", "c", "c"])
     assert bootstrap(np.full(6, 0.25), groups) == (0.25, 0.25, 0.25)
     mean, lo, hi = bootstrap(np.array([1.0, 1.0, -1.0, 0.0, 0.0, 0.0]), groups, n=2000)
     assert mean == pytest.approx(1 / 6) and lo < 0 < hi and lo >= -1 and hi <= 1
+
+
+def test_old_experiment_name_points_to_windows():
+    res = CliRunner().invoke(cli, ["experiment", "fragments", "--fragments", "4"])
+    assert res.exit_code == 2 and "`conba experiment fragments` is now `conba experiment windows`" in res.output
