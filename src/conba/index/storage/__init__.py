@@ -5,7 +5,8 @@ a tree (``--watch``).
 ``index``     the Index class (add, search, clones; its small internal interface for the other sub-packages)
 ``store``     the SQLite database: files, units, embeddings, meta
 ``lock``      the one writer's flock          ``staging``  a run's changes, swapped in at commit
-``builder``   scan, encode, commit            ``manifest`` reading and checking ``manifest.json``
+``builder``   scan, encode, commit            ``manifest`` reading and checking ``manifest.json``, a failure
+``finalize``  the end of every run: the vector store, the lexical file and the manifest written
 ``rebuild``   ``--rebuild``: a new index beside the old one, swapped in at the end
 ``watch``     ``conba index --watch``: incremental updates as files change
 """
