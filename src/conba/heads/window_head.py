@@ -58,7 +58,7 @@ class WindowHeadConfig(JsonConfig):
 
     config_name: ClassVar[str] = "window head config"
 
-    reader: str = "conba"
+    reader: str = "linear"  # the shipped read-out; saved configs always name their reader
     dim: int = 384
     use_control: bool = True
     use_feedback: bool = True
