@@ -172,3 +172,25 @@ def test_a_crash_between_the_renames_falls_back_to_the_old_folder(tmp_path, monk
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ck"]
     remove_checkpoint(ck)
     assert find_checkpoint(ck) is None and not any(tmp_path.iterdir())
+
+
+def test_a_checkpoint_from_before_the_window_rename_restores_the_window_head(tmp_path):
+    """ConbaModel's window head was once called fragment_head: a distillation checkpoint saved then resumes."""
+    class Old(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fragment_head = torch.nn.Linear(2, 2)
+
+    class New(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.window_head = torch.nn.Linear(2, 2)
+
+    old, new = Old(), New()
+    save_checkpoint(tmp_path / "ck", "k", {}, modules={"m": old}, trainable_only=True)
+    load_checkpoint(tmp_path / "ck", "k", modules={"m": new}, trainable_only=True)
+    assert torch.equal(new.window_head.weight, old.fragment_head.weight)
+    full = New()
+    save_checkpoint(tmp_path / "full", "k", {}, modules={"m": old})
+    load_checkpoint(tmp_path / "full", "k", modules={"m": full})
+    assert torch.equal(full.window_head.bias, old.fragment_head.bias)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -213,7 +214,7 @@ def _restore_modules(folder: Path, tensors: dict[str, torch.Tensor], modules: Ma
                      trainable_only: bool) -> None:
     for name, module in modules.items():
         prefix = name + "."
-        saved = {k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix)}
+        saved = {_current_name(k[len(prefix):]): v for k, v in tensors.items() if k.startswith(prefix)}
         if not trainable_only:
             module.load_state_dict(saved)
             continue
@@ -224,6 +225,12 @@ def _restore_modules(folder: Path, tensors: dict[str, torch.Tensor], modules: Ma
         with torch.no_grad():
             for k, p in params.items():
                 p.copy_(saved[k])
+
+
+def _current_name(key: str) -> str:
+    """A parameter's name today: checkpoints written before the long-input rename name ConbaModel's window head
+    ``fragment_head`` (conba.model.old_names)."""
+    return re.sub(r"(^|\.)fragment_head\.", r"\1window_head.", key)
 
 
 def _restore_optimizer(folder: Path, tensors: dict[str, torch.Tensor], meta: dict,
