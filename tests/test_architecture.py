@@ -227,7 +227,7 @@ def test_the_research_suite_and_the_developer_tools_live_in_research():
     assert (REPO / "tests" / "helpers" / "__init__.py").is_file()
     fragments = (ROOT / "model" / "fragments.py").read_text(encoding="utf-8")  # the product keeps the read-out
     assert "def read_out_windows" in fragments and "def encode_fragments" not in fragments
-    assert not list((REPO / "tests").glob("test_experiments_*.py"))  # the lab's tests live with the lab
+    assert not list((REPO / "tests").rglob("test_experiments_*.py"))  # the lab's tests live with the lab
 
 
 def test_shared_choices_are_defined_once_in_conba_constants():

@@ -36,8 +36,8 @@ def test_the_product_runs_no_argparse_tool():
 
 
 def test_what_is_left_in_scripts_parses_and_its_conba_names_exist():
-    """Checked from the source (parsed, never executed or loaded by path); today scripts/ holds no Python,
-    so this guards what is added there later."""
+    """Checked from the source (parsed, never executed or loaded by path); scripts/ holds a few stand-alone
+    tools (scripts/mirror_tests.py), and this guards what is added there later."""
     for path in SCRIPTS:
         compile(path.read_text(encoding="utf-8"), str(path), "exec")
         check_conba_names(path)
