@@ -14,8 +14,9 @@ Where a top-level ``tests/test_*.py`` goes, first rule that answers:
 What it does, with ``git mv`` (history follows): moves each file, moves the data folders in ``DATA_MOVES``,
 adds one to ``Path(__file__)...parents[N]`` in each moved file (one folder deeper), and rewrites
 ``tests/test_x.py`` (and moved data paths) in every tracked text file, except the dated history
-(``HISTORY``). Deterministic and idempotent: a second run finds nothing to move. A moved file that reaches
-for its own folder another way is named in a warning, to fix by hand.
+(``HISTORY``), and ``tests.test_x`` / ``from test_x import`` (a test importing another's helper) in Python.
+Deterministic and idempotent: a second run finds nothing to move. A moved file that reaches for its own folder
+another way, or a line the longer path pushes over ruff's limit, is named in a warning, to fix by hand.
 
     python scripts/mirror_tests.py             # move and rewrite
     python scripts/mirror_tests.py --dry-run   # print the plan only
@@ -49,9 +50,10 @@ OVERRIDES = {
 }
 ALIASES = {"map": "mapping", "extract": "source", "clone": "clones", "trainer": "train", "shards": "index"}
 DATA_MOVES = {"tests/data": "tests/mapping/data"}  # data folders read next to their tests (Path(__file__).parent)
+LINE_LENGTH = 120  # [tool.ruff] line-length
 HISTORY = ("docs/BENCHMARKS.md", "docs/experiments/")  # dated pages: their wording stays
 DEPTH = re.compile(r"(Path\(__file__\)(?:\.resolve\(\))?\.parents\[)(\d+)\]")
-OWN_FOLDER = re.compile(r"__file__\)(?:\.resolve\(\))?\.parent\b(?!s)|os\.path\.dirname\(.*__file__")
+OWN_FOLDER = re.compile(r"(?<![\w.])Path\(__file__\)(?:\.resolve\(\))?\.parent\b(?!s)|os\.path\.dirname\(.*__file__")
 
 
 def git(*args: str) -> str:
@@ -115,10 +117,29 @@ def plan() -> dict[str, str]:
     return moves
 
 
+def module_moves(moves: dict[str, str]) -> dict[str, str]:
+    """Test module -> its dotted name from the repository root (``test_x`` -> ``tests.index.test_x``)."""
+    return {Path(old).stem: new.removesuffix(".py").replace("/", ".") for old, new in moves.items()
+            if old.endswith(".py")}
+
+
+def rewrite_imports(text: str, modules: dict[str, str]) -> str:
+    """``tests.test_x`` and a bare ``from test_x import`` (a test importing another test's helper) name the
+    moved module by its new dotted name."""
+    if not modules:
+        return text
+    names = "|".join(map(re.escape, sorted(modules, key=len, reverse=True)))
+    text = re.sub(r"(?<![\w.])tests\.(" + names + r")\b", lambda m: modules[m.group(1)], text)
+    return re.sub(r"^(\s*from\s+)(" + names + r")\b", lambda m: m.group(1) + modules[m.group(2)], text,
+                  flags=re.M)
+
+
 def rewrite_refs(moves: dict[str, str]) -> list[str]:
-    """Rewrite the moved paths in every tracked text file but the history; the files changed."""
+    """Rewrite the moved paths in every tracked text file but the history, and the moved test modules in every
+    tracked Python file; the files changed."""
     olds = sorted(moves, key=len, reverse=True)
     pattern = re.compile(r"(?:(?<=\.\./)|(?<![\w./-]))(" + "|".join(map(re.escape, olds)) + r")(?![\w/-])")
+    modules = module_moves(moves)
     changed = []
     for name in git("ls-files").splitlines():
         path = ROOT / name
@@ -129,6 +150,8 @@ def rewrite_refs(moves: dict[str, str]) -> list[str]:
         except UnicodeDecodeError:
             continue
         new = pattern.sub(lambda m: moves[m.group(1)], text)
+        if name.endswith(".py"):
+            new = rewrite_imports(new, modules)
         if new != text:
             path.write_text(new, encoding="utf-8")
             changed.append(name)
@@ -161,6 +184,10 @@ def main(argv: list[str] | None = None) -> int:
                 warnings.append(f"{new}:{n}: reaches for its own folder, check it after the move: {line.strip()}")
     changed = rewrite_refs(moves)
     print(f"moved {len(moves)}; references rewritten in {len(changed)} files: {' '.join(changed)}")
+    for name in changed:  # a longer path can push a line over ruff's limit
+        for n, line in enumerate((ROOT / name).read_text(encoding="utf-8").splitlines(), 1):
+            if name.endswith(".py") and len(line) > LINE_LENGTH:
+                warnings.append(f"{name}:{n}: {len(line)} characters after the rewrite (ruff: {LINE_LENGTH})")
     for warning in warnings:
         print("warning:", warning, file=sys.stderr)
     return 0
