@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from helpers.imports import check_conba_names, conba_imports
+from helpers.source import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((ROOT / "scripts").glob("*.py"))
@@ -23,7 +24,7 @@ def test_the_product_runs_no_argparse_tool():
     """No argparse ``main`` and no ``python -m`` entry in the product: its tools are click commands."""
     found = []
     for path in sorted((ROOT / "src" / "conba").rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
