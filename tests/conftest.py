@@ -2,4 +2,11 @@
 
 from __future__ import annotations
 
-from helpers.fixtures import _private_cache, data_dir, tiny_backbone, tiny_data, tiny_model  # noqa: F401
+from helpers.fixtures import (  # noqa: F401
+    _private_cache,
+    _tiny_model_saved,
+    data_dir,
+    tiny_backbone,
+    tiny_data,
+    tiny_model,
+)

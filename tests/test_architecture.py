@@ -12,6 +12,8 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
+from helpers.source import parse
+
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src"
 ROOT = SRC / "conba"
@@ -46,7 +48,7 @@ def _imports(text: str, package: list[str]) -> list[tuple[str, int]]:
     """(imported module, line) for every import in ``text``, at any depth; relative imports resolved
     from ``package`` (the dotted parts of the package the file is in)."""
     out: list[tuple[str, int]] = []
-    for node in ast.walk(ast.parse(text)):
+    for node in ast.walk(parse(text)):
         if isinstance(node, ast.Import):
             out += [(a.name, node.lineno) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -82,7 +84,7 @@ KNOWN_MODULE_CYCLES = {
 
 def _runtime_text(text: str) -> str:
     """``text`` without its ``if TYPE_CHECKING:`` blocks (annotations only, no import at run time)."""
-    tree = ast.parse(text)
+    tree = parse(text)
     lines = text.splitlines()
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and getattr(node.test, "id", getattr(node.test, "attr", "")) == "TYPE_CHECKING":
@@ -212,7 +214,7 @@ def test_the_runtime_never_imports_the_research_suite():
 def test_matplotlib_is_only_imported_lazily_by_the_runtime():
     top_level = []
     for path in sorted(ROOT.rglob("*.py")):
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        for node in parse(path.read_text(encoding="utf-8")).body:
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             if any(n.split(".")[0] == "matplotlib" for n in names):
@@ -244,7 +246,7 @@ def test_the_research_suite_and_the_developer_tools_live_in_research():
     assert (REPO / "tests" / "helpers" / "__init__.py").is_file()
     readout = (ROOT / "model" / "window_readout.py").read_text(encoding="utf-8")  # the product keeps the read-out
     assert "def read_out_windows" in readout and "def encode_windows" not in readout
-    assert not list((REPO / "tests").glob("test_experiments_*.py"))  # the lab's tests live with the lab
+    assert not list((REPO / "tests").rglob("test_experiments_*.py"))  # the lab's tests live with the lab
 
 
 def test_shared_choices_are_defined_once_in_conba_constants():
@@ -260,7 +262,7 @@ def test_shared_choices_are_defined_once_in_conba_constants():
     for path in sorted(ROOT.rglob("*.py")):
         if path.name == "constants.py" and path.parent == ROOT:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Tuple | ast.Constant):
                 try:
                     value = ast.literal_eval(node)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.source import parse
+
 ROOT = Path(__file__).resolve().parents[1]
 NAME = re.compile(r"CONBA_[A-Z][A-Z0-9_]*")
 # the crash tests' hooks, all read by conba.utils.fault_injection (and nowhere else)
@@ -22,7 +24,7 @@ TEST_HOOKS = {"CONBA_INDEX_TEST_DELAY",  # sleeps after each index commit
 
 
 def env_names(text: str) -> set[str]:
-    return {n.value for n in ast.walk(ast.parse(text))
+    return {n.value for n in ast.walk(parse(text))
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and NAME.fullmatch(n.value)}
 
 

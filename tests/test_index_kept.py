@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from tests.test_index_reliability import _deny_inside
 
 from conba.cli.main import cli
 from conba.index import Index
-from test_index_reliability import _deny_inside
 
 
 @pytest.fixture()

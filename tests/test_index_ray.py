@@ -13,10 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("ray.data", reason="Ray Data is not installed: pip install 'conba[ray]'")
-pytest.importorskip("pyarrow", reason="Ray Data needs pyarrow: pip install 'conba[ray]'")
-
-from helpers import kill_conba_when, sql_count  # noqa: E402
+from helpers import kill_conba_when, sql_count
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "polyglot"
@@ -24,7 +21,10 @@ EXAMPLE = ROOT / "examples" / "polyglot"
 
 @pytest.fixture(scope="module")
 def cluster():
-    """A local Ray instance with 2 CPUs, started (and stopped) by this module; yields its address."""
+    """A local Ray instance with 2 CPUs, started (and stopped) by this module; yields its address. Ray is
+    imported here, not at collection, where it costs seconds to the fast tier that deselects these tests."""
+    pytest.importorskip("ray.data", reason="Ray Data is not installed: pip install 'conba[ray]'")
+    pytest.importorskip("pyarrow", reason="Ray Data needs pyarrow: pip install 'conba[ray]'")
     import ray
 
     if ray.is_initialized():

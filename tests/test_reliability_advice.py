@@ -17,6 +17,7 @@ import click
 import pytest
 
 from conba.cli.main import cli
+from helpers.source import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 FLAG = re.compile(r"(?<![\w`'-])(--[a-z][a-z0-9-]+|-[a-zA-Z])(?![\w-])")
@@ -97,7 +98,7 @@ def _advice() -> list[tuple[str, int, str, str]]:
             module = path.relative_to(base.parent).as_posix()
             if module in SKIP:
                 continue
-            tree = ast.parse(path.read_text(encoding="utf-8"))
+            tree = parse(path.read_text(encoding="utf-8"))
             parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
             for node in ast.walk(tree):
                 if isinstance(node, ast.Raise) and node.exc is not None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from helpers.source import parse
+
 ROOT = Path(__file__).resolve().parents[1]
 # module -> why its direct writes are fine
 ALLOWED = {
@@ -37,7 +39,7 @@ def _direct_writes(packages: tuple[Path, ...] = PACKAGES) -> list[str]:
             module = path.relative_to(base.parent).as_posix()
             if module in ALLOWED:
                 continue
-            tree = ast.parse(path.read_text(encoding="utf-8"))
+            tree = parse(path.read_text(encoding="utf-8"))
             in_callback = {id(n) for lam in ast.walk(tree) if isinstance(lam, ast.Lambda) for n in ast.walk(lam)}
             for node in ast.walk(tree):
                 if not isinstance(node, ast.Call) or id(node) in in_callback:

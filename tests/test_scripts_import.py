@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from helpers.imports import check_conba_names, conba_imports
+from helpers.source import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((ROOT / "scripts").glob("*.py"))
@@ -23,7 +24,7 @@ def test_the_product_runs_no_argparse_tool():
     """No argparse ``main`` and no ``python -m`` entry in the product: its tools are click commands."""
     found = []
     for path in sorted((ROOT / "src" / "conba").rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
@@ -36,8 +37,8 @@ def test_the_product_runs_no_argparse_tool():
 
 
 def test_what_is_left_in_scripts_parses_and_its_conba_names_exist():
-    """Checked from the source (parsed, never executed or loaded by path); today scripts/ holds no Python,
-    so this guards what is added there later."""
+    """Checked from the source (parsed, never executed or loaded by path); scripts/ holds a few stand-alone
+    tools (scripts/mirror_tests.py), and this guards what is added there later."""
     for path in SCRIPTS:
         compile(path.read_text(encoding="utf-8"), str(path), "exec")
         check_conba_names(path)

@@ -5,6 +5,7 @@ commands in when research/src is on the path but not installed (:func:`helpers.p
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -34,12 +35,21 @@ def tiny_backbone(tmp_path_factory) -> Path:
     return make_tiny_backbone(tmp_path_factory.mktemp("tiny-bert"))
 
 
-@pytest.fixture(scope="module")
-def tiny_model(tiny_backbone, tmp_path_factory) -> str:
-    """A saved conba model folder (tiny backbone, default head, 64-token cap); one per test module."""
+@pytest.fixture(scope="session")
+def _tiny_model_saved(tiny_backbone, tmp_path_factory) -> Path:
+    """The tiny model saved once: the same folder in every module (its weights are the backbone's, no draw)."""
     from conba.model import ConbaModel
 
-    return str(ConbaModel.create(str(tiny_backbone), max_length=64).save(tmp_path_factory.mktemp("m")))
+    return Path(ConbaModel.create(str(tiny_backbone), max_length=64).save(tmp_path_factory.mktemp("tiny-model")))
+
+
+@pytest.fixture(scope="module")
+def tiny_model(_tiny_model_saved, tmp_path_factory) -> str:
+    """A saved conba model folder (tiny backbone, default head, 64-token cap); one per test module, a copy of
+    the session's (a test may change its folder; a copy costs milliseconds, building and saving ~0.2 s)."""
+    folder = tmp_path_factory.mktemp("m")
+    shutil.copytree(_tiny_model_saved, folder, dirs_exist_ok=True, copy_function=shutil.copy)
+    return str(folder)
 
 
 @pytest.fixture()

@@ -8,13 +8,15 @@ import importlib
 import importlib.util
 from pathlib import Path
 
+from helpers.source import parse
+
 
 def conba_imports(path: Path) -> list[tuple[str, str | None]]:
     """(module, name) of every ``from conba[_research]... import name`` and (module, None) of every
     ``import conba...``."""
     ours = ("conba", "conba_research")
     out: list[tuple[str, str | None]] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in ast.walk(parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in ours:
             out += [(node.module, a.name) for a in node.names]
         elif isinstance(node, ast.Import):

@@ -1,4 +1,5 @@
-"""A documented Python function for the mining tests (tests/test_mining.py and the lab's real-code mining test)."""
+"""A documented Python function for the mining tests (tests/test_mining.py and the lab's real-code mining
+test)."""
 
 PY = '''
 def moving_total(values, window):
