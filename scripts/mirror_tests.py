@@ -39,6 +39,7 @@ OVERRIDES = {
     "test_architecture.py": PROJECT, "test_project_files.py": PROJECT, "test_readme.py": PROJECT,
     "test_readme_links.py": PROJECT, "test_docs_build.py": PROJECT, "test_env_docs.py": PROJECT,
     "test_scripts_import.py": PROJECT, "test_wheel_contents.py": PROJECT, "test_tests_mirror.py": PROJECT,
+    "test_long_input_word.py": PROJECT,  # the word for long inputs, in every file
     "test_calibrate.py": "eval",  # the threshold for a precision, conba.eval.precision
     "test_features_key.py": "train",  # train.features.backbone_key
     "test_golden.py": "model", "test_robustness_default.py": "model", "test_st_export.py": "model",

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import click
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[1]
 WORD = re.compile(r"[\w.-]*(?i:chunk|fragment)[\w.-]*")
 
 # The old long-input names: never in a file that uses the words in another sense.
