@@ -3,7 +3,7 @@
 The CLI, the training config and the index's lazy model check choices and find files without importing
 torch; the modules that implement them (``conba.encoder.readout``, ``conba.heads.config``, ``conba.engine``,
 ``conba.engine.device``, ``conba.syntax.view``, ``conba.model.core``) import these same tuples, so a new
-choice is added in one place (tests/test_architecture.py refuses a copy elsewhere).
+choice is added in one place (tests/project/test_architecture.py refuses a copy elsewhere).
 """
 
 from __future__ import annotations

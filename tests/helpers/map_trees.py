@@ -1,4 +1,4 @@
-"""Two tiny trees for the `conba map` tests (tests/test_map_cli.py and the lab's browser test): alpha once in
+"""Two tiny trees for the `conba map` tests (tests/mapping/test_map_cli.py and the lab's browser test): alpha once in
 the target (matched), beta twice (ambiguous), gamma not at all (missing)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A documented Python function for the mining tests (tests/test_mining.py and the lab's real-code mining
+"""A documented Python function for the mining tests (tests/train/test_mining.py and the lab's real-code mining
 test)."""
 
 PY = '''

@@ -1,5 +1,5 @@
 """A class of submissions for the plagiarism tests: a Python solution, its renamed JavaScript translation, and
-independent solutions of the same task (shared by tests/test_plagiarism.py and the lab's evaluator test)."""
+independent solutions of the same task (shared by tests/plagiarism/test_plagiarism.py and the lab's evaluator test)."""
 
 PY = '''def count_runs(values, limit):
     best = 0

@@ -1,5 +1,5 @@
 """A tiny model with a window head that visibly acts, and inputs longer and shorter than one window, for the
-window-head tests (tests/test_model_window_head.py and the lab's research reference test)."""
+window-head tests (tests/model/test_model_window_head.py and the lab's research reference test)."""
 
 from __future__ import annotations
 

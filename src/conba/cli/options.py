@@ -1,7 +1,7 @@
 """Options shared by several subcommands, so a flag means one thing everywhere (docs/CLI.md).
 
 One short flag has one long name and one meaning (type and metavar) across all commands
-(tests/test_cli_flags.py checks it); options that map to an environment variable read it through
+(tests/cli/test_cli_flags.py checks it); options that map to an environment variable read it through
 click's ``envvar=`` and show it in ``--help``. ``-o/--output`` is where the command's result goes: a
 file (``FILE``: clones, encode) or a folder (``DIR``: train, distill, merge, ...). Options of the
 training commands are made from their config dataclasses (:func:`config_option`), so defaults and
@@ -50,7 +50,7 @@ DTYPE_HELP = ("Inference precision: auto (float16 on CUDA, within 1e-5 cosine of
 class FiniteFloat(click.FloatRange):
     """A number from the command line, optionally within bounds (as :class:`click.FloatRange`); NaN and
     infinities are refused: a NaN compares false with everything, so a gate such as ``--min-coverage nan``
-    would never fire. Every float option uses it (tests/test_reliability_floats.py walks them)."""
+    would never fire. Every float option uses it (tests/cli/test_reliability_floats.py walks them)."""
 
     name = "float"
 

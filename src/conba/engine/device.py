@@ -5,7 +5,7 @@
 * dtype (inference): ``auto`` = float16 on CUDA, float32 everywhere else; ``float32``, ``float16``,
   ``bfloat16`` (bfloat16 also runs on CPUs, so tests exercise the half-precision path there).
   Half precision casts the weights (as ``model.half()`` does): that is what makes it fast on a GPU.
-  It stays within :data:`HALF_COSINE_TOLERANCE` of float32 (tests/test_device_dtype.py checks the
+  It stays within :data:`HALF_COSINE_TOLERANCE` of float32 (tests/engine/test_device_dtype.py checks the
   shipped model's golden vectors in float16 and bfloat16 against it), which is why ``auto`` picks it
   on CUDA. The ONNX engines run on the CPU in float32 only.
 
@@ -28,7 +28,7 @@ from conba.settings import resolve_device
 
 TORCH_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 # Vectors in half precision vs float32, the same snippets (1 - cosine), for auto to pick float16 on CUDA:
-# measured on the shipped model's golden snippets (tests/test_device_dtype.py)
+# measured on the shipped model's golden snippets (tests/engine/test_device_dtype.py)
 HALF_COSINE_TOLERANCE = {torch.float16: 1e-5, torch.bfloat16: 2e-4}
 
 

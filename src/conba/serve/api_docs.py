@@ -2,7 +2,7 @@
 
 Each endpoint gets its description, a table of its request fields (type, default, description, example), its
 response fields, and a ``curl`` call built from the fields' examples, so the page says what the app says and
-a field without a description or an example shows up (tests/test_serve_fields.py refuses those). The MkDocs
+a field without a description or an example shows up (tests/serve/test_serve_fields.py refuses those). The MkDocs
 build (mkdocs.yml, ``hooks``) loads this module as a hook: ``on_page_markdown`` replaces the marker
 :data:`MARKER` in docs/http-api.md with :func:`render`'s markdown.
 """

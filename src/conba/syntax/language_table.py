@@ -9,7 +9,7 @@ where the rest of conba reads them) are derived from it and kept in step by :fun
 
 A language without a grammar (``grammar=None``) is indexed whole-file or in line windows and goes to
 the model as it is. The node-type names were read off the grammars' trees of real files
-(tests/test_syntax_view.py has one per language).
+(tests/syntax/test_syntax_view.py has one per language).
 """
 
 from __future__ import annotations

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,6 +33,7 @@ import numpy as np
 import torch
 
 from conba.errors import FormatError, UsageError
+from conba.model.old_names import RENAMED
 from conba.utils.io import read_json, replace_dir, sibling
 
 FORMAT = 1
@@ -229,8 +229,9 @@ def _restore_modules(folder: Path, tensors: dict[str, torch.Tensor], modules: Ma
 
 def _current_name(key: str) -> str:
     """A parameter's name today: checkpoints written before the long-input rename name ConbaModel's window head
-    ``fragment_head`` (conba.model.old_names)."""
-    return re.sub(r"(^|\.)fragment_head\.", r"\1window_head.", key)
+    by its old name (:data:`conba.model.old_names.RENAMED`)."""
+    parts = key.split(".")
+    return ".".join([RENAMED.get(p, p) for p in parts[:-1]] + parts[-1:])
 
 
 def _restore_optimizer(folder: Path, tensors: dict[str, torch.Tensor], meta: dict,

@@ -5,7 +5,7 @@ Two variables, both unset in normal use (then every hook is a no-op):
 - ``CONBA_TEST_KILL=POINT``: the process SIGKILLs itself when it reaches the named point — an IVF build or
   update (``ivf-build-rows``, ``ivf-appended``, ``ivf-written``, ``ivf-files-written``, ``ivf-cleanup``) or
   ``conba index --rebuild`` (``rebuild-encoded``, ``rebuild-swapped``). One mechanism for every point: the
-  tests (tests/test_index_ivf_kill.py, tests/test_index_rebuild_swap.py) check what a reader sees after it.
+  tests (tests/index/test_index_ivf_kill.py, tests/index/test_index_rebuild_swap.py) check what a reader sees after it.
 - ``CONBA_INDEX_TEST_DELAY=SECONDS``: sleep after each committed batch of an index write (build, upgrade,
   Ray), so a test can kill or read the writer mid-run.
 """

@@ -5,7 +5,7 @@ and save a screenshot.
     conba experiment map-report-check port.html --screenshot docs/map-report.png
 
 Needs chromium + chromedriver (Debian: `apt-get install chromium chromium-driver`) and selenium.
-tests/test_map_cli.py uses :func:`look` on a tiny tree.
+tests/mapping/test_map_cli.py uses :func:`look` on a tiny tree.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The Index owns one :class:`ModelState` (``Index.models``); :mod:`conba.index.model.load`,
 :mod:`~conba.index.model.lazy`, :mod:`~conba.index.model.query`, :mod:`~conba.index.model.placement` and
 :mod:`~conba.index.model.upgrade` read and update it through that attribute, never through the Index's private
-state (tests/test_index_private_state.py checks).
+state (tests/index/test_index_private_state.py checks).
 """
 
 from __future__ import annotations

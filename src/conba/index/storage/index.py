@@ -76,7 +76,7 @@ class Index:
     ``on_wait(pid)`` first). ``rebuild`` builds a new index beside this one, swapped in when ``add`` completes
     (:mod:`conba.index.storage.rebuild`); its lock is held from the start until :meth:`close`.
 
-    Other modules use only its internal interface (never its private state; tests/test_index_private_state.py):
+    Other modules use only its internal interface (never its private state; tests/index/test_index_private_state.py):
     :attr:`models` (:class:`~conba.index.model.state.ModelState`), :meth:`db_call`, :meth:`check_model`,
     :meth:`encoding_model`, :meth:`write_lock`, :meth:`finalize`, :meth:`vector_store`, and the public attributes."""
 
