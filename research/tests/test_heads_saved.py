@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from conba.heads import Head, HeadConfig, build_head, load_head, save_head
+from conba.heads import HeadConfig, load_head, save_head
+from helpers.heads import check_round_trip, perturbed_head
 
 CONFIGS = [
     dict(kind="conba", dim=8, out_dim=5),
@@ -21,32 +22,12 @@ CONFIGS = [
 ]
 
 
-def _perturbed(cfg: dict, dtype: torch.dtype = torch.float32) -> Head:
-    torch.manual_seed(0)
-    head = build_head(HeadConfig(**cfg)).to(dtype)
-    with torch.no_grad():
-        for p in head.parameters():
-            p.add_(0.1 * torch.randn_like(p))
-    return head
-
-
 @pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"{c['kind']}-{c.get('mode', '')}")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_round_trip_is_bit_exact(cfg: dict, dtype: torch.dtype, tmp_path: Path) -> None:
-    head = _perturbed(cfg, dtype)
-    save_head(head, tmp_path / "head")
-    loaded = load_head(tmp_path / "head")
-    assert type(loaded) is type(head) and loaded.config == head.config
+    _, loaded = check_round_trip(cfg, dtype, tmp_path / "head")
     assert type(loaded).__module__.startswith("conba_research.heads.")
-    a, b = head.state_dict(), loaded.state_dict()
-    assert a.keys() == b.keys()
-    for k in a:
-        assert a[k].dtype == b[k].dtype and torch.equal(a[k], b[k]), k
-    x = torch.randn(3, 6, 8, dtype=dtype)
-    mask = torch.tensor([[1] * 6, [1] * 2 + [0] * 4, [0, 1, 1, 1, 1, 1]])
-    ids = torch.tensor([0, 1, 2 if len(cfg.get("languages", [])) > 1 else 1])
-    with torch.no_grad():
-        assert torch.equal(head(x, mask, ids), loaded(x, mask, ids))
+
 
 
 OLD_KEYS = {"kind", "dim", "out_dim", "mode", "pooling", "state_dim", "dt_rank", "use_control", "use_feedback",
@@ -59,7 +40,7 @@ def test_configs_saved_before_the_new_keys_load_with_their_old_meaning(use_feedb
     and use_feedback=False meaning the whole state path was removed."""
     legacy = HeadConfig(kind="conba", dim=8, mode="tokens", residual=False, state_a="dense",
                         use_feedback=use_feedback, use_state=use_feedback, languages=["go"])
-    head = _perturbed(legacy.to_dict())
+    head = perturbed_head(legacy.to_dict())
     save_head(head, tmp_path)
     old = {k: v for k, v in legacy.to_dict().items() if k in OLD_KEYS}
     (tmp_path / "head_config.json").write_text(json.dumps(old), encoding="utf-8")

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from conba.heads import HEAD_KINDS, Head, HeadConfig, build_head, load_head, save_head
+from conba.heads import HEAD_KINDS, HeadConfig, build_head, load_head, save_head
 from conba.heads.pooling import masked_mean
 from conba.model import DEFAULT_MODEL_DIR
+from helpers.heads import check_round_trip, perturbed_head
 
 CONFIGS = [
     dict(kind="none", dim=8),
@@ -23,36 +24,16 @@ CONFIGS = [
 ]
 
 
-def _perturbed(cfg: dict, dtype: torch.dtype = torch.float32) -> Head:
-    torch.manual_seed(0)
-    head = build_head(HeadConfig(**cfg)).to(dtype)
-    with torch.no_grad():
-        for p in head.parameters():
-            p.add_(0.1 * torch.randn_like(p))
-    return head
-
-
 @pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"{c['kind']}-{c.get('mode', '')}")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_round_trip_is_bit_exact(cfg: dict, dtype: torch.dtype, tmp_path: Path) -> None:
-    head = _perturbed(cfg, dtype)
-    save_head(head, tmp_path / "head")
+    check_round_trip(cfg, dtype, tmp_path / "head")
     assert sorted(p.name for p in (tmp_path / "head").iterdir()) == ["head.safetensors", "head_config.json"]
-    loaded = load_head(tmp_path / "head")
-    assert type(loaded) is type(head) and loaded.config == head.config
-    a, b = head.state_dict(), loaded.state_dict()
-    assert a.keys() == b.keys()
-    for k in a:
-        assert a[k].dtype == b[k].dtype and torch.equal(a[k], b[k]), k
-    x = torch.randn(3, 6, 8, dtype=dtype)
-    mask = torch.tensor([[1] * 6, [1] * 2 + [0] * 4, [0, 1, 1, 1, 1, 1]])
-    ids = torch.tensor([0, 1, 2 if len(cfg.get("languages", [])) > 1 else 1])
-    with torch.no_grad():
-        assert torch.equal(head(x, mask, ids), loaded(x, mask, ids))
+
 
 
 def test_save_overwrites_and_build_accepts_a_dict(tmp_path: Path) -> None:
-    save_head(_perturbed(CONFIGS[1]), tmp_path)
+    save_head(perturbed_head(CONFIGS[1]), tmp_path)
     head = build_head(CONFIGS[4])
     save_head(head, tmp_path)
     assert load_head(tmp_path).config == head.config
@@ -119,7 +100,7 @@ def test_missing_and_corrupt_files_raise_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="head directory not found: .*nowhere"):
         load_head(tmp_path / "nowhere")
     d = tmp_path / "h"
-    save_head(_perturbed(CONFIGS[1]), d)
+    save_head(perturbed_head(CONFIGS[1]), d)
     weights, config = d / "head.safetensors", d / "head_config.json"
     good_weights, good_config = weights.read_bytes(), config.read_text()
 

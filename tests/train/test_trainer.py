@@ -10,13 +10,7 @@ from conba.model import load_model
 from conba.train.config import TrainConfig
 from conba.train.trainer import Trainer
 from helpers import train_config
-
-
-def cfg(tiny_backbone, tiny_data, tmp_path, **kw):
-    train, dev = tiny_data
-    base = dict(train=[str(train)], dev=[str(dev)], out=str(tmp_path / "out"), backbone=str(tiny_backbone),
-                groups_per_batch=2, per_group=3, epochs=2, cache_dir=str(tmp_path / "cache"), patience=5)
-    return TrainConfig(**{**base, **kw})
+from helpers.heads import tiny_train_config as cfg
 
 
 @pytest.mark.parametrize("tune,head,mode", [("none", "linear", "pooled"), ("top-k", "none", "pooled"),
