@@ -9,6 +9,8 @@ import os
 
 DEFAULT_INDEX_DIR = ".conba-index"
 INDEX_ENV = "CONBA_INDEX"
+COMMIT_EVERY = 256  # vectors written per transaction while encoding (builder, upgrade, Ray)
+COMMIT_EVERY_ENV = "CONBA_INDEX_COMMIT_EVERY"
 
 
 def default_index_dir(value: str | os.PathLike | None = None) -> str:
@@ -16,6 +18,21 @@ def default_index_dir(value: str | os.PathLike | None = None) -> str:
     if value:
         return os.fspath(value)
     return os.environ.get(INDEX_ENV) or DEFAULT_INDEX_DIR
+
+
+def commit_every(value: int | None = None) -> int:
+    """Vectors per transaction while an index encodes: ``value`` when given, else ``$CONBA_INDEX_COMMIT_EVERY``,
+    else 256 (ConfigError in one line for a value that is not a positive integer)."""
+    if value:
+        return value
+    raw = os.environ.get(COMMIT_EVERY_ENV, "").strip()
+    if not raw:
+        return COMMIT_EVERY
+    if not raw.isdigit() or int(raw) < 1:
+        from conba.errors import ConfigError
+
+        raise ConfigError(f"{COMMIT_EVERY_ENV}={raw!r}: give a positive whole number of vectors per transaction")
+    return int(raw)
 
 
 def missing_index(path: str | os.PathLike, create: bool) -> str | None:

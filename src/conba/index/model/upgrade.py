@@ -20,7 +20,6 @@ how many functions the upgrade re-encodes. Glossary: h distinct unit contents (c
 
 from __future__ import annotations
 
-import os
 import time
 import zlib
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from conba.index import defaults
 from conba.index.errors import CodeIndexError, ModelUpgradeError
 from conba.index.files import vectors as file_vectors
 from conba.index.model import identity
@@ -43,7 +43,6 @@ __all__ = ["UpgradeReport", "add_model", "check_model", "first_check", "first_lo
            "run"]
 TABLE = "upgrade_vectors"
 TARGET_META = "upgrade_target"
-COMMIT_EVERY = 256  # contents per transaction (env CONBA_INDEX_COMMIT_EVERY, as builder.encode_missing)
 
 
 @dataclass
@@ -166,7 +165,7 @@ def _encode(store: Any, model: Any, hashes: list[str], engine: str) -> None:
         return
     from tqdm.auto import tqdm
 
-    every = int(os.environ.get("CONBA_INDEX_COMMIT_EVERY", COMMIT_EVERY))
+    every = defaults.commit_every()  # contents per transaction, as builder.encode_missing
     delay = commit_delay()  # crash tests (conba.utils.fault_injection), as builder's
     rows = []
     for start in range(0, len(hashes), 500):

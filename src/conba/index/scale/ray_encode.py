@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from conba.errors import ConfigError
+from conba.index import defaults
 from conba.index.errors import CodeIndexError
 from conba.index.storage.store import Store
 from conba.source.records import AddReport
@@ -150,9 +151,8 @@ class RayEncoder:
     def __call__(self, store: Store, model: Any, report: AddReport, batch_size: int | None = None,
                  commit_every: int | None = None, show_progress: bool = False,
                  on_batch: Callable[[int], None] | None = None, engine: str = "torch") -> None:
-        from conba.index.storage.builder import COMMIT_EVERY
 
-        commit_every = commit_every or int(os.environ.get("CONBA_INDEX_COMMIT_EVERY", COMMIT_EVERY))
+        commit_every = defaults.commit_every(commit_every)
         delay = commit_delay()  # crash tests (conba.utils.fault_injection)
         missing = store.missing_vectors()
         report.units_encoded = len(missing)

@@ -17,6 +17,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from conba.index import defaults
 from conba.index.errors import NoSourceFilesError, SourceError
 from conba.index.files import vectors as file_vectors
 from conba.index.storage import staging
@@ -27,7 +28,6 @@ from conba.source.records import AddReport
 from conba.source.walker import Discovery, discover
 from conba.utils.fault_injection import commit_delay, pause_after_commit
 
-COMMIT_EVERY = 256
 # Raise when extract_units cuts unchanged text differently (a fix): an index built with another version
 # (or before the version was recorded) re-extracts every file once, changed or not; vectors are reused
 # by content, so only units whose code changed are encoded again. 2: doc comments above attributes,
@@ -151,7 +151,7 @@ def encode_missing(store: Store, model: Any, report: AddReport, batch_size: int 
                    on_batch: Callable[[int], None] | None = None, engine: str = "torch") -> None:
     """Embed every unit content that has no vector yet with ``engine`` (torch, onnx, onnx-fp32),
     committing every ``commit_every``."""
-    commit_every = commit_every or int(os.environ.get("CONBA_INDEX_COMMIT_EVERY", COMMIT_EVERY))
+    commit_every = defaults.commit_every(commit_every)
     delay = commit_delay()  # crash tests (conba.utils.fault_injection)
     # longest first, so each committed chunk holds units of similar length: the engine's batches (sorted
     # within a chunk) then carry less padding (default-fast + ONNX on 4,695 functions: 55.5 s -> 53.7 s)
