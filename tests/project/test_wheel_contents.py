@@ -16,7 +16,8 @@ DEVELOPER_TOOLS = [f"conba/bench/{m}.py" for m in ("ann", "clones_profile", "cor
                                                     "index_scale", "ivf", "ivf_data", "ivf_encode", "ivf_real",
                                                     "plan", "results", "view_stats")] + [
     "conba/serve/load_test.py", "conba/mapping/evaluate.py", "conba/cli/bench_gpu_cmd.py",
-    "conba/cli/bench_tools_cmd.py", "conba/cli/passthrough.py", "conba/testing.py"]
+    "conba/cli/bench_tools_cmd.py", "conba/cli/passthrough.py", "conba/testing.py"] + [
+    f"conba/heads/{m}.py" for m in ("seed_layer", "scan", "selective_scan", "control_codes", "gate")]  # research heads
 
 
 def wheel_files(tmp_path: Path) -> list[str]:
