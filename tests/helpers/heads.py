@@ -1,15 +1,19 @@
 """Heads and their training for the product's and the research suite's tests: a perturbed head, the bit-exact
-save/load check every head kind must pass, and the trainer configuration on the tiny data."""
+save/load check every head kind must pass, the trainer configuration on the tiny data, and one training run
+checked end to end."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from conba.heads import Head, HeadConfig, build_head, load_head, save_head
+from conba.model import ConbaModel, load_model
 from conba.train.config import TrainConfig
+from conba.train.trainer import Trainer
 
 
 def perturbed_head(cfg: dict, dtype: torch.dtype = torch.float32) -> Head:
@@ -47,3 +51,21 @@ def tiny_train_config(tiny_backbone: Path, tiny_data: tuple[Path, Path], tmp_pat
     base = dict(train=[str(train)], dev=[str(dev)], out=str(tmp_path / "out"), backbone=str(tiny_backbone),
                 groups_per_batch=2, per_group=3, epochs=2, cache_dir=str(tmp_path / "cache"), patience=5)
     return TrainConfig(**{**base, **kw})  # type: ignore[arg-type]
+
+
+def train_and_load(tiny_backbone: Path, tiny_data: tuple[Path, Path], tmp_path: Path, tune: str, head: str,
+                   mode: str) -> tuple[ConbaModel, dict]:
+    """Train a head of kind ``head`` (``tune``, ``mode``, control codes on) for 2 epochs on the tiny data and load
+    the saved model: a threshold, the trained fingerprint, a history of epochs 0..2 and its curves. Returns
+    (loaded model, history)."""
+    c = tiny_train_config(tiny_backbone, tiny_data, tmp_path, tune=tune, top_k=1, head=head, head_mode=mode,
+                          control_codes=True)
+    model = Trainer(c, progress=False, log=lambda m: None).fit()
+    out = tmp_path / "out"
+    loaded = load_model(out)
+    assert loaded.threshold is not None
+    assert loaded.fingerprint() == model.fingerprint()
+    hist = json.loads((out / "training" / "history.json").read_text())
+    assert [e["epoch"] for e in hist["epochs"]] == [0, 1, 2]
+    assert (out / "training" / "curves.png").stat().st_size > 1000
+    return loaded, hist

@@ -11,21 +11,14 @@ from conba.train.config import TrainConfig
 from conba.train.trainer import Trainer
 from helpers import train_config
 from helpers.heads import tiny_train_config as cfg
+from helpers.heads import train_and_load
 
 
 @pytest.mark.parametrize("tune,head,mode", [("none", "linear", "pooled"), ("top-k", "none", "pooled"),
                                             ("full", "linear", "pooled")])  # research heads: research/tests
 @pytest.mark.slow
 def test_train_modes_produce_loadable_model(tiny_backbone, tiny_data, tmp_path, tune, head, mode):
-    c = cfg(tiny_backbone, tiny_data, tmp_path, tune=tune, top_k=1, head=head, head_mode=mode, control_codes=True)
-    model = Trainer(c, progress=False, log=lambda m: None).fit()
-    out = tmp_path / "out"
-    loaded = load_model(out)
-    assert loaded.threshold is not None
-    assert loaded.fingerprint() == model.fingerprint()
-    hist = json.loads((out / "training" / "history.json").read_text())
-    assert [e["epoch"] for e in hist["epochs"]] == [0, 1, 2]
-    assert (out / "training" / "curves.png").stat().st_size > 1000
+    train_and_load(tiny_backbone, tiny_data, tmp_path, tune, head, mode)
 
 
 @pytest.mark.slow
