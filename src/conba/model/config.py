@@ -8,12 +8,9 @@ that says ``max_windows`` is read as well."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from conba.errors import ConfigError
 from conba.utils.config_keys import JsonConfig
 
 MODEL_FORMAT = "conba-model"
@@ -26,6 +23,7 @@ class ModelConfig(JsonConfig):
     a key existed meant (``view`` raw, ``max_windows`` 1 = truncation, ``backbone_storage`` full)."""
 
     config_name: ClassVar[str] = "model config"
+    file_keys: ClassVar[dict[str, str]] = {"max_windows": FILE_KEY}
 
     format: str = MODEL_FORMAT
     format_version: int = 1
@@ -40,21 +38,10 @@ class ModelConfig(JsonConfig):
     lexical_weight: float = 0.0                               # lexical share of the fused score (0: dense)
     info: dict[str, Any] | None = None                        # free-form provenance
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], source: str | Path | None = None) -> ModelConfig:
-        """As :meth:`JsonConfig.from_dict`, reading the file key ``max_chunks`` as ``max_windows``."""
-        d = dict(data) if isinstance(data, Mapping) else data
-        if isinstance(d, dict) and FILE_KEY in d:
-            if "max_windows" in d:
-                raise ConfigError(f"model config has both 'max_windows' and its file-format name '{FILE_KEY}'"
-                                  f"{f' in {source}' if source else ''}: keep one")
-            d["max_windows"] = d.pop(FILE_KEY)
-        return super().from_dict(d, source)
-
     def to_dict(self) -> dict[str, Any]:
         """As saved: ``max_windows`` under its file-format name ``max_chunks`` (in its old place), and
         ``clone_threshold`` and ``lexical_weight`` only when the model has them."""
-        d = {(FILE_KEY if k == "max_windows" else k): v for k, v in asdict(self).items()}
+        d = super().to_dict()
         if d["clone_threshold"] is None:
             del d["clone_threshold"]
         if not d["lexical_weight"]:

@@ -5,10 +5,8 @@ windows): the saved config and the run signature keep it, so runs saved before r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 from conba.errors import ConfigError
 from conba.utils.config_keys import JsonConfig
@@ -21,6 +19,7 @@ FILE_KEY = "max_chunks_per_file"  # the file-format name of max_windows_per_file
 @dataclass
 class PretrainConfig(JsonConfig):
     config_name: ClassVar[str] = "pretrain config"
+    file_keys: ClassVar[dict[str, str]] = {"max_windows_per_file": FILE_KEY}
     data: list[str] = field(default_factory=list)  # folders of code files and/or JSONL files
     out: str = "pretrained-backbone"
     backbone: str = "default"          # HF name or folder; 'default' = embedded all-MiniLM-L6-v2
@@ -64,18 +63,6 @@ class PretrainConfig(JsonConfig):
         if self.max_windows_per_file < 0 or self.checkpoint_every < 0:
             raise ConfigError("max_windows_per_file and checkpoint_every must be >= 0")
         return self
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], source: str | Path | None = None) -> PretrainConfig:
-        """As :meth:`JsonConfig.from_dict`, reading the file key ``max_chunks_per_file`` as ``max_windows_per_file``."""
-        d = dict(data) if isinstance(data, Mapping) else data
-        if isinstance(d, dict) and FILE_KEY in d and "max_windows_per_file" not in d:
-            d["max_windows_per_file"] = d.pop(FILE_KEY)
-        return super().from_dict(d, source)
-
-    def to_dict(self) -> dict[str, Any]:
-        """As saved: ``max_windows_per_file`` under its file-format name ``max_chunks_per_file``."""
-        return {(FILE_KEY if k == "max_windows_per_file" else k): v for k, v in asdict(self).items()}
 
     def run_signature(self) -> dict:
         """What must match for a checkpoint to be resumed."""

@@ -66,13 +66,30 @@ class JsonConfig:
     Subclasses set ``config_name`` (the name in errors) and may override :meth:`upgrade` (fill in keys
     added since a config was saved, with their legacy meaning) and :meth:`checked` (validate or
     normalise after loading; default: ``validate()`` is *not* called, since some configs are
-    completed later).
+    completed later). ``file_keys`` maps a field to the name the file holds it under when the two differ (a
+    field renamed in the code while saved files keep their key): written under that name, read under either,
+    both at once a one-line error.
     """
 
     config_name: ClassVar[str] = "config"
+    file_keys: ClassVar[dict[str, str]] = {}
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)  # type: ignore[call-overload]
+        return {self.file_keys.get(k, k): v for k, v in asdict(self).items()}  # type: ignore[call-overload]
+
+    @classmethod
+    def _field_names(cls, data: Any, source: str | Path | None) -> Any:
+        """``data`` with the keys of :attr:`file_keys` under their field names."""
+        if not cls.file_keys or not isinstance(data, Mapping):
+            return data
+        d = dict(data)
+        for name, key in cls.file_keys.items():
+            if key in d:
+                if name in d:
+                    raise ConfigError(f"{cls.config_name} has both {name!r} and its file-format name {key!r}"
+                                      f"{_in(source)}: keep one")
+                d[name] = d.pop(key)
+        return d
 
     @classmethod
     def upgrade(cls, data: dict[str, Any]) -> dict[str, Any]:
@@ -84,7 +101,7 @@ class JsonConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str | Path | None = None):
         """Build from a dict; ``source`` (the file it came from) is named in errors."""
-        d = known_keys(cls, data, cls.config_name, source)
+        d = known_keys(cls, cls._field_names(data, source), cls.config_name, source)
         try:
             d = cls.upgrade(d)
             check_scalar_types(cls, d, cls.config_name)
